@@ -1,0 +1,36 @@
+// Two projects: fast unit specs beside the code, and e2e suites that boot the real app on
+// PostgreSQL and Redis. swc keeps decorator metadata so Nest DI and MikroORM reflection work.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      keepClassNames: true,
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
+    sourceMaps: 'inline',
+  },
+];
+
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      transform: { '^.+\\.ts$': swc },
+      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      transform: { '^.+\\.ts$': swc },
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/support/setup-realm.ts'],
+      testTimeout: 60000,
+    },
+  ],
+};

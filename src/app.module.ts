@@ -1,0 +1,34 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
+import { AppConfig } from './config/app-config';
+import { AppConfigModule } from './config/config.module';
+import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
+import { DatabaseModule } from './database/database.module';
+import { loggerParams } from './logging';
+import { AuditModule } from './modules/audit/audit.module';
+import { HealthModule } from './modules/health/health.module';
+import { OrganizationsModule } from './modules/organizations/organizations.module';
+
+export interface AppModuleOptions {
+  /** Where log lines go (stdout when absent); tests capture them to prove secrets never appear. */
+  logDestination?: NodeJS.WritableStream;
+}
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, options: AppModuleOptions = {}): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        AppConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerParams(config, options.logDestination)),
+        DatabaseModule,
+        HealthModule,
+        AuditModule,
+        OrganizationsModule,
+      ],
+      providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
+    };
+  }
+}

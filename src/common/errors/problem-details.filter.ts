@@ -1,0 +1,95 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { DomainError } from './domain-error';
+import { buildProblem, sendProblem, STATUS_CODE_NAMES } from './problem-details';
+
+/** The one place where errors become answers; nothing internal ever leaves through it. */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ProblemDetails');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') throw exception;
+    const ctx = host.switchToHttp();
+    const req = ctx.getRequest<Request>();
+    const res = ctx.getResponse<Response>();
+    const requestId = (req as Request & { id?: string }).id ?? null;
+
+    if (exception instanceof DomainError) {
+      sendProblem(
+        res,
+        buildProblem(exception.status, exception.code, exception.detail, requestId, exception.errors),
+        exception.headers,
+      );
+      return;
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      if (status >= 500) this.logger.error({ err: exception, requestId }, 'request failed');
+      const { code, detail } = describeHttpException(exception, req);
+      sendProblem(res, buildProblem(status, code, detail, requestId));
+      return;
+    }
+    const bodyParserStatus = bodyParserErrorStatus(exception);
+    if (bodyParserStatus) {
+      sendProblem(res, bodyParserProblem(exception, bodyParserStatus, requestId));
+      return;
+    }
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.error({ err: exception, requestId }, 'database unavailable');
+      sendProblem(
+        res,
+        buildProblem(503, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', requestId),
+        { 'retry-after': '1' },
+      );
+      return;
+    }
+    this.logger.error({ err: exception, requestId }, 'unexpected error');
+    sendProblem(res, buildProblem(500, 'INTERNAL_ERROR', 'An unexpected error occurred.', requestId));
+  }
+}
+
+function describeHttpException(exception: HttpException, req: Request): { code: string; detail: string } {
+  const status = exception.getStatus();
+  const body = exception.getResponse();
+  const custom = typeof body === 'object' && body !== null ? (body as { code?: unknown; message?: unknown }) : {};
+  if (typeof custom.code === 'string') {
+    return { code: custom.code, detail: String(custom.message ?? exception.message) };
+  }
+  if (status === 404 && /^Cannot [A-Z]+ /.test(exception.message)) {
+    return { code: 'ROUTE_NOT_FOUND', detail: `No route for ${req.method} ${req.path}.` };
+  }
+  const message = Array.isArray(custom.message) ? custom.message.join('; ') : String(custom.message ?? exception.message);
+  return { code: STATUS_CODE_NAMES[status] ?? `HTTP_${status}`, detail: message };
+}
+
+type BodyParserError = { type?: string; status?: number; expose?: boolean };
+
+export function bodyParserErrorStatus(error: unknown): number | null {
+  const e = error as BodyParserError;
+  if (typeof e?.type !== 'string' || typeof e.status !== 'number' || e.status < 400 || e.status >= 500) return null;
+  return e.status;
+}
+
+export function bodyParserProblem(error: unknown, status: number, requestId: string | null) {
+  const type = (error as BodyParserError).type;
+  if (type === 'entity.parse.failed') {
+    return buildProblem(400, 'MALFORMED_JSON', 'The request body is not valid JSON.', requestId);
+  }
+  if (type === 'entity.too.large') {
+    return buildProblem(413, 'PAYLOAD_TOO_LARGE', 'The request body is too large.', requestId);
+  }
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+    return buildProblem(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported.', requestId);
+  }
+  return buildProblem(status, STATUS_CODE_NAMES[status] ?? 'BAD_REQUEST', 'The request body could not be read.', requestId);
+}
+
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08006', '08003', '08001']);
+
+function isDatabaseUnavailable(error: unknown): boolean {
+  const e = error as { code?: string; name?: string; message?: string };
+  if (e?.name === 'ConnectionException') return true;
+  if (typeof e?.code === 'string' && CONNECTION_ERROR_CODES.has(e.code)) return true;
+  return typeof e?.message === 'string' && /Connection terminated|timeout exceeded when trying to connect/i.test(e.message);
+}

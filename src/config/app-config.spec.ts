@@ -1,0 +1,63 @@
+import { ConfigError, loadConfig } from './app-config';
+import { parseDurationList } from './duration';
+
+describe('loadConfig', () => {
+  it('has defaults that serve a local machine', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.role).toBe('all');
+    expect(config.databaseUrl).toBe('postgresql://postgres:postgres@127.0.0.1:5432/nft_wallet');
+    expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(config.queuePrefix).toBe('nftw');
+    expect(config.migrateOnStart).toBe(true);
+    expect(config.operatorApiKey).toBeNull();
+    expect(config.secretsEncryptionKey).toHaveLength(32);
+    expect(config.webhook.retryScheduleMs).toEqual([
+      5000, 30000, 120000, 600000, 1800000, 3600000, 10800000, 21600000, 43200000, 86400000,
+    ]);
+    expect(config.webhook.timeoutMs).toBe(3000);
+    expect(config.webhook.allowHttp).toBe(true);
+    expect(config.webhook.allowPrivateNetworks).toBe(true);
+  });
+
+  it('turns on strict defaults in production and requires the encryption key', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SECRETS_ENCRYPTION_KEY/);
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const config = loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: key });
+    expect(config.migrateOnStart).toBe(false);
+    expect(config.webhook.allowHttp).toBe(false);
+    expect(config.webhook.allowPrivateNetworks).toBe(false);
+    expect(config.secretsEncryptionKey.equals(Buffer.alloc(32, 7))).toBe(true);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['ROLE', 'scheduler'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['REDIS_URL', 'not a url'],
+    ['DB_MIGRATE_ON_START', 'maybe'],
+    ['SECRETS_ENCRYPTION_KEY', 'c2hvcnQ='],
+    ['WEBHOOK_RETRY_SCHEDULE', '5s,soon'],
+    ['WEBHOOK_TIMEOUT_MS', '-1'],
+    ['OPERATOR_API_KEY', 'short'],
+    ['QUEUE_PREFIX', 'has space'],
+  ])('stops with a message naming %s when it is %p', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('honours a custom retry schedule', () => {
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '200ms, 1s,5s' }).webhook.retryScheduleMs).toEqual([200, 1000, 5000]);
+  });
+});
+
+describe('parseDurationList', () => {
+  it('parses every unit', () => {
+    expect(parseDurationList('1ms,1s,1m,1h,1d')).toEqual([1, 1000, 60000, 3600000, 86400000]);
+  });
+  it('refuses empty and zero durations', () => {
+    expect(parseDurationList('')).toBeNull();
+    expect(parseDurationList('0s')).toBeNull();
+  });
+});

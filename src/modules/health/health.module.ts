@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { AppConfig } from '../../config/app-config';
+import { createRedisClient } from '../../queue/redis';
+import { HEALTH_REDIS, HealthController } from './health.controller';
+import { HttpMetricsInterceptor } from './http-metrics.interceptor';
+
+@Module({
+  controllers: [HealthController],
+  providers: [
+    { provide: HEALTH_REDIS, inject: [AppConfig], useFactory: (config: AppConfig) => createRedisClient(config.redisUrl, 'health') },
+    { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
+  ],
+})
+export class HealthModule {}

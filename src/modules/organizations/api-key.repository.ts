@@ -1,0 +1,16 @@
+import { EntityRepository } from '@mikro-orm/postgresql';
+import type { ApiKey } from './api-key.entity';
+
+export class ApiKeyRepository extends EntityRepository<ApiKey> {
+  findActiveByHash(keyHash: string): Promise<ApiKey | null> {
+    return this.findOne({ keyHash, revokedAt: null });
+  }
+
+  findInOrganization(organizationId: string, id: string): Promise<ApiKey | null> {
+    return this.findOne({ organizationId, id });
+  }
+
+  async page(organizationId: string, after: string | null, limit: number): Promise<ApiKey[]> {
+    return this.find(after ? { organizationId, id: { $gt: after } } : { organizationId }, { orderBy: { id: 'asc' }, limit });
+  }
+}
