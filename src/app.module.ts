@@ -7,6 +7,7 @@ import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { DatabaseModule } from './database/database.module';
 import { loggerParams } from './logging';
 import { AuditModule } from './modules/audit/audit.module';
+import { DomainEventsModule } from './modules/domain-events/domain-events.module';
 import { HealthModule } from './modules/health/health.module';
 import { OrganizationsModule } from './modules/organizations/organizations.module';
 
@@ -27,6 +28,7 @@ export class AppModule {
         HealthModule,
         AuditModule,
         OrganizationsModule,
+        DomainEventsModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
     };

@@ -27,7 +27,7 @@ describe('foundation: operator bootstrap, API keys and authentication', () => {
       const seen: string[] = [];
       let pageKey: string | null = null;
       do {
-        const res = await t
+        const res: { body: { organizations: { id: string }[]; nextPageKey: string | null } } = await t
           .http()
           .get('/admin/v1/organizations')
           .query(pageKey ? { pageSize: 2, pageKey } : { pageSize: 2 })

@@ -1,0 +1,20 @@
+/**
+ * The typed catalogue of everything that happens to an organization's API objects. Each entry
+ * fixes the webhook type it is filtered by, the resourceType and action integrators see, and the
+ * shape of `changes` (CONTRACT.md section 7).
+ */
+export const WEBHOOK_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'] as const;
+export type WebhookType = (typeof WEBHOOK_TYPES)[number];
+
+/** Key/value updates of an `update` event: field name to its new value. */
+export type EventChanges = Record<string, unknown>;
+
+export type DomainEventInput =
+  | { webhookType: 'custodialAccount'; resourceType: 'Wallet'; action: 'create'; resourceId: string; changes: null }
+  | { webhookType: 'nft'; resourceType: 'Token'; action: 'create'; resourceId: string; changes: null }
+  | { webhookType: 'nft'; resourceType: 'Token'; action: 'update'; resourceId: string; changes: EventChanges }
+  | { webhookType: 'transaction'; resourceType: 'Transaction'; action: 'create'; resourceId: string; changes: null }
+  | { webhookType: WebhookType; resourceType: 'WebhookTest'; action: 'test'; resourceId: string; changes: null };
+
+export type ResourceType = DomainEventInput['resourceType'];
+export type EventAction = DomainEventInput['action'];

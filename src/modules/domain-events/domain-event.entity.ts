@@ -1,0 +1,40 @@
+import { Entity, EntityRepositoryType, ManyToOne, Property } from '@mikro-orm/core';
+import { BaseEntity } from '../../database/base.entity';
+import { Organization } from '../organizations/organization.entity';
+import type { EventChanges, WebhookType } from './domain-event.catalogue';
+import { DomainEventRepository } from './domain-event.repository';
+
+/**
+ * A row of the transactional outbox. It is written in the same transaction as the change it
+ * describes; `relayedAt` is set once the event has been handed to the delivery queue.
+ */
+@Entity({ tableName: 'domain_event', repository: () => DomainEventRepository })
+export class DomainEvent extends BaseEntity<'relayedAt'> {
+  [EntityRepositoryType]?: DomainEventRepository;
+
+  @ManyToOne(() => Organization, { mapToPk: true, fieldName: 'organization_id', deleteRule: 'cascade' })
+  organizationId: string;
+
+  @Property({ type: 'text' })
+  webhookType: WebhookType;
+
+  @Property({ type: 'text' })
+  resourceType: string;
+
+  @Property({ type: 'uuid' })
+  resourceId: string;
+
+  @Property({ type: 'text' })
+  action: string;
+
+  @Property({ type: 'jsonb', nullable: true })
+  changes: EventChanges | null;
+
+  @Property({ type: 'timestamptz', length: 6, nullable: true })
+  relayedAt: Date | null = null;
+
+  constructor(init: Pick<DomainEvent, 'organizationId' | 'webhookType' | 'resourceType' | 'resourceId' | 'action' | 'changes'>) {
+    super();
+    Object.assign(this, init);
+  }
+}
