@@ -23,7 +23,7 @@ export class AuditService {
     em: EntityManager,
     entry: { organizationId: string | null; action: string; actor: AuditActor; meta: RequestMeta; changes: AuditChanges },
   ): void {
-    const operator = 'kind' in entry.actor;
+    const operator = 'kind' in entry.actor && entry.actor.kind === 'operator';
     em.persist(
       new AuditEntry({
         organizationId: entry.organizationId,
