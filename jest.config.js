@@ -15,12 +15,12 @@ const swc = [
 ];
 
 module.exports = {
+  testTimeout: 60000,
   projects: [
     {
       displayName: 'unit',
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': swc },
-      testMatch: ['<rootDir>/src/**/*.spec.ts'],
     },
     {
       displayName: 'e2e',
@@ -30,7 +30,6 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
       setupFiles: ['<rootDir>/test/support/setup-realm.ts'],
-      testTimeout: 60000,
     },
   ],
 };

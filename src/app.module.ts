@@ -10,6 +10,9 @@ import { AuditModule } from './modules/audit/audit.module';
 import { DomainEventsModule } from './modules/domain-events/domain-events.module';
 import { HealthModule } from './modules/health/health.module';
 import { OrganizationsModule } from './modules/organizations/organizations.module';
+import { TokensModule } from './modules/tokens/tokens.module';
+import { TransactionsModule } from './modules/transactions/transactions.module';
+import { WalletsModule } from './modules/wallets/wallets.module';
 
 export interface AppModuleOptions {
   /** Where log lines go (stdout when absent); tests capture them to prove secrets never appear. */
@@ -29,6 +32,9 @@ export class AppModule {
         AuditModule,
         OrganizationsModule,
         DomainEventsModule,
+        WalletsModule,
+        TokensModule,
+        TransactionsModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
     };

@@ -1,7 +1,12 @@
-import { ApiKey } from '../modules/organizations/api-key.entity';
 import { AuditEntry } from '../modules/audit/audit-entry.entity';
 import { DomainEvent } from '../modules/domain-events/domain-event.entity';
+import { ApiKey } from '../modules/organizations/api-key.entity';
 import { Organization } from '../modules/organizations/organization.entity';
+import { Token } from '../modules/tokens/token.entity';
+import { Balance } from '../modules/transactions/balance.entity';
+import { IdempotencyKey } from '../modules/transactions/idempotency-key.entity';
+import { NftTransaction } from '../modules/transactions/nft-transaction.entity';
+import { Wallet } from '../modules/wallets/wallet.entity';
 
 /** Every entity, listed once: the app, the CLI and the migration runner discover the same set. */
 export const ENTITIES = [
@@ -9,4 +14,9 @@ export const ENTITIES = [
   ApiKey,
   AuditEntry,
   DomainEvent,
+  Wallet,
+  Token,
+  Balance,
+  NftTransaction,
+  IdempotencyKey,
 ];

@@ -1,0 +1,65 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { toChecksumAddress } from '../../../common/evm-address';
+import type { TokenMetadata } from '../token-metadata.rules';
+import type { TokenView } from '../token.view';
+
+/** Every key is always present; a field that was never set is null. */
+export class TokenMetadataDto implements TokenMetadata {
+  @ApiProperty({ type: String, nullable: true })
+  name: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  description: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  image: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  animationUrl: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  externalUrl: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  backgroundColor: string | null;
+  @ApiProperty({ type: 'integer', nullable: true })
+  editionId: number | null;
+  @ApiProperty({ type: 'integer', nullable: true })
+  totalEdition: number | null;
+  @ApiProperty({ type: String, nullable: true })
+  creatorName: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  creatorImageUrl: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  creatorExternalPageUrl: string | null;
+}
+
+export class TokenDto {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+  @ApiProperty({ format: 'uuid' })
+  organizationId: string;
+  @ApiProperty({ description: 'EIP-55 checksum form.', example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' })
+  contractAddress: string;
+  @ApiProperty({ description: 'uint256 as a decimal string.', example: '42' })
+  blockchainTokenId: string;
+  @ApiProperty({ type: TokenMetadataDto })
+  metadata: TokenMetadataDto;
+
+  static from(token: TokenView): TokenDto {
+    return {
+      id: token.id,
+      organizationId: token.organizationId,
+      contractAddress: toChecksumAddress(token.contractAddress),
+      blockchainTokenId: token.blockchainTokenId,
+      metadata: {
+        name: token.name,
+        description: token.description,
+        image: token.image,
+        animationUrl: token.animationUrl,
+        externalUrl: token.externalUrl,
+        backgroundColor: token.backgroundColor,
+        editionId: token.editionId,
+        totalEdition: token.totalEdition,
+        creatorName: token.creatorName,
+        creatorImageUrl: token.creatorImageUrl,
+        creatorExternalPageUrl: token.creatorExternalPageUrl,
+      },
+    };
+  }
+}

@@ -1,0 +1,45 @@
+import { tokenColumnsSql, tokenViewFromRow } from './token.view';
+
+describe('token rows', () => {
+  it('selects every column under a prefix and reads it back', () => {
+    const sql = tokenColumnsSql('t', 'tk_');
+    expect(sql).toContain('t."contract_address" as "tk_contractAddress"');
+    expect(sql).toContain('t."creator_external_page_url" as "tk_creatorExternalPageUrl"');
+    expect(sql.split(', ')).toHaveLength(15);
+
+    const view = tokenViewFromRow(
+      {
+        tk_id: 'a',
+        tk_organizationId: 'o',
+        tk_contractAddress: '0xabc',
+        tk_blockchainTokenId: '42',
+        tk_name: 'N',
+        tk_editionId: '7',
+        tk_totalEdition: null,
+      },
+      'tk_',
+    );
+    expect(view).toEqual({
+      id: 'a',
+      organizationId: 'o',
+      contractAddress: '0xabc',
+      blockchainTokenId: '42',
+      name: 'N',
+      description: null,
+      image: null,
+      animationUrl: null,
+      externalUrl: null,
+      backgroundColor: null,
+      editionId: 7,
+      totalEdition: null,
+      creatorName: null,
+      creatorImageUrl: null,
+      creatorExternalPageUrl: null,
+    });
+  });
+
+  it('refuses identifiers that could inject SQL', () => {
+    expect(() => tokenColumnsSql('t; drop table token', 'p_')).toThrow();
+    expect(() => tokenColumnsSql('t', 'p"')).toThrow();
+  });
+});

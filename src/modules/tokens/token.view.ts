@@ -1,0 +1,68 @@
+import { whitelistVisibleSql } from '../whitelist/whitelist-filter';
+import { METADATA_FIELDS, MetadataField, TokenMetadata } from './token-metadata.rules';
+
+/**
+ * A token as the API shows it, whether read as an entity or as columns of a raw SQL row (the
+ * balances page reads tokens in the same query as the balances, without loading entities).
+ */
+export interface TokenView extends TokenMetadata {
+  id: string;
+  organizationId: string;
+  contractAddress: string;
+  blockchainTokenId: string;
+}
+
+const COLUMNS: Record<keyof TokenView, string> = {
+  id: 'id',
+  organizationId: 'organization_id',
+  contractAddress: 'contract_address',
+  blockchainTokenId: 'blockchain_token_id',
+  name: 'name',
+  description: 'description',
+  image: 'image',
+  animationUrl: 'animation_url',
+  externalUrl: 'external_url',
+  backgroundColor: 'background_color',
+  editionId: 'edition_id',
+  totalEdition: 'total_edition',
+  creatorName: 'creator_name',
+  creatorImageUrl: 'creator_image_url',
+  creatorExternalPageUrl: 'creator_external_page_url',
+};
+
+const SAFE_IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
+/**
+ * The select list of a token, each column aliased `<prefix><field>`.
+ * @param alias SQL alias of the `token` table in the caller's query (a trusted identifier).
+ */
+export function tokenColumnsSql(alias: string, prefix: string): string {
+  if (!SAFE_IDENTIFIER.test(alias) || !SAFE_IDENTIFIER.test(prefix)) throw new Error('unsafe SQL identifier');
+  return (Object.keys(COLUMNS) as (keyof TokenView)[])
+    .map((field) => `${alias}."${COLUMNS[field]}" as "${prefix}${field}"`)
+    .join(', ');
+}
+
+/** The token visibility rule of every read (the organization's whitelist), as an SQL condition. */
+export function tokenVisibleSql(alias: string): string {
+  return whitelistVisibleSql(alias);
+}
+
+const INTEGER_FIELDS: ReadonlySet<MetadataField> = new Set(['editionId', 'totalEdition']);
+
+/** Reads back a row selected with tokenColumnsSql (bigint columns arrive as strings). */
+export function tokenViewFromRow(row: Record<string, unknown>, prefix: string): TokenView {
+  const value = (field: keyof TokenView) => row[`${prefix}${field}`];
+  const view = {
+    id: value('id'),
+    organizationId: value('organizationId'),
+    contractAddress: value('contractAddress'),
+    blockchainTokenId: value('blockchainTokenId'),
+  } as TokenView;
+  for (const field of METADATA_FIELDS) {
+    const raw = value(field);
+    (view as unknown as Record<string, unknown>)[field] =
+      raw === null || raw === undefined ? null : INTEGER_FIELDS.has(field) ? Number(raw) : raw;
+  }
+  return view;
+}

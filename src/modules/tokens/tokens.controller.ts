@@ -1,0 +1,49 @@
+import { Body, Controller, Get, Patch, Post } from '@nestjs/common';
+import { ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Auth } from '../../common/auth/access';
+import { CurrentKey } from '../../common/auth/current-principal.decorator';
+import type { ApiKeyPrincipal } from '../../common/auth/principal';
+import { UuidParam } from '../../common/http/uuid-param';
+import { CreateTokenRequestDto } from './dto/create-token.request.dto';
+import { TokenDto } from './dto/token.response.dto';
+import { UpdateTokenRequestDto } from './dto/update-token.request.dto';
+import { TokensService } from './tokens.service';
+
+@ApiTags('Tokens')
+@Controller('v1/tokens')
+export class TokensController {
+  constructor(private readonly tokens: TokensService) {}
+
+  @Post()
+  @Auth('write')
+  @ApiOperation({ summary: 'Record a token with its metadata (emits nft / Token / create)' })
+  @ApiCreatedResponse({ type: TokenDto })
+  @ApiConflictResponse({ description: 'TOKEN_ALREADY_EXISTS: same contract and blockchainTokenId in this organization.' })
+  async create(@CurrentKey() key: ApiKeyPrincipal, @Body() body: CreateTokenRequestDto): Promise<TokenDto> {
+    return TokenDto.from(await this.tokens.create(key.organizationId, body));
+  }
+
+  @Get(':tokenId')
+  @Auth('read')
+  @ApiOperation({ summary: 'Get one token with its metadata' })
+  @ApiOkResponse({ type: TokenDto })
+  @ApiNotFoundResponse({ description: 'TOKEN_NOT_FOUND: unknown, another organization’s, or hidden by the whitelist.' })
+  async get(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('tokenId') tokenId: string): Promise<TokenDto> {
+    return TokenDto.from(await this.tokens.getVisible(key.organizationId, tokenId));
+  }
+
+  @Patch(':tokenId')
+  @Auth('write')
+  @ApiOperation({
+    summary: 'Change token metadata (emits nft / Token / update with the changed fields; nothing when nothing changed)',
+  })
+  @ApiOkResponse({ type: TokenDto })
+  @ApiNotFoundResponse({ description: 'TOKEN_NOT_FOUND: unknown, or another organization’s.' })
+  async update(
+    @CurrentKey() key: ApiKeyPrincipal,
+    @UuidParam('tokenId') tokenId: string,
+    @Body() body: UpdateTokenRequestDto,
+  ): Promise<TokenDto> {
+    return TokenDto.from(await this.tokens.updateMetadata(key.organizationId, tokenId, body.metadata));
+  }
+}

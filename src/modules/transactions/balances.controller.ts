@@ -1,0 +1,33 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Auth } from '../../common/auth/access';
+import { CurrentKey } from '../../common/auth/current-principal.decorator';
+import type { ApiKeyPrincipal } from '../../common/auth/principal';
+import { UuidParam } from '../../common/http/uuid-param';
+import { BalancesService } from './balances.service';
+import { NftBalancesPageDto, NftTokenBalanceDto } from './dto/nft-balance.response.dto';
+import { NftBalancesQueryDto } from './dto/nft-balances.query.dto';
+
+@ApiTags('Wallets')
+@Controller('v2/wallets')
+export class BalancesController {
+  constructor(private readonly balances: BalancesService) {}
+
+  @Get(':walletId/nft-balances')
+  @Auth('read')
+  @ApiOperation({
+    summary: 'NFTs held by a wallet, with their tokens and metadata',
+    description:
+      'Only amounts above zero, ordered by tokenId. With the whitelist on, tokens of contracts not on it are absent.',
+  })
+  @ApiOkResponse({ type: NftBalancesPageDto })
+  @ApiNotFoundResponse({ description: 'WALLET_NOT_FOUND: unknown, or another organization’s.' })
+  async list(
+    @CurrentKey() key: ApiKeyPrincipal,
+    @UuidParam('walletId') walletId: string,
+    @Query() query: NftBalancesQueryDto,
+  ): Promise<NftBalancesPageDto> {
+    const page = await this.balances.walletBalances(key.organizationId, walletId, query);
+    return { nftTokenBalances: page.items.map(NftTokenBalanceDto.from), nextPageKey: page.nextPageKey };
+  }
+}

@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { FieldError } from '../../common/errors/domain-error';
+
+export const TRANSACTION_TYPES = ['nftMint', 'nftTransfer', 'nftBurn'] as const;
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+
+export const DEFAULT_AMOUNT = '1';
+
+/** How long a client may retry under the same Idempotency-Key and get the first answer back. */
+export const IDEMPOTENCY_WINDOW_HOURS = 24;
+/** Printable ASCII without spaces, as sent by common clients (UUIDs, ULIDs, random tokens). */
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+export interface MovementRequest {
+  tokenId: string;
+  fromWalletId: string | null;
+  toWalletId: string | null;
+  amount: string;
+}
+
+/** No sender means a mint, no receiver a burn; one of them is required and they must differ. */
+export function transactionType(
+  fromWalletId: string | null,
+  toWalletId: string | null,
+): { type: TransactionType } | { errors: FieldError[] } {
+  if (fromWalletId === null && toWalletId === null) {
+    const message = 'fromWalletId or toWalletId is required (no sender mints, no receiver burns)';
+    return { errors: [{ field: 'fromWalletId', message }, { field: 'toWalletId', message }] };
+  }
+  if (fromWalletId !== null && toWalletId !== null && fromWalletId === toWalletId) {
+    return { errors: [{ field: 'toWalletId', message: 'must differ from fromWalletId' }] };
+  }
+  if (fromWalletId === null) return { type: 'nftMint' };
+  if (toWalletId === null) return { type: 'nftBurn' };
+  return { type: 'nftTransfer' };
+}
+
+export type BalanceStep = { walletId: string; change: 'debit' | 'credit' };
+
+/**
+ * The balance rows a movement touches, in wallet id order. Every transaction locks rows in the
+ * same global order, so two opposite transfers (A to B, B to A) cannot deadlock.
+ */
+export function balanceSteps(fromWalletId: string | null, toWalletId: string | null): BalanceStep[] {
+  const steps: BalanceStep[] = [];
+  if (fromWalletId !== null) steps.push({ walletId: fromWalletId, change: 'debit' });
+  if (toWalletId !== null) steps.push({ walletId: toWalletId, change: 'credit' });
+  return steps.sort((a, b) => (a.walletId < b.walletId ? -1 : a.walletId > b.walletId ? 1 : 0));
+}
+
+export function isValidIdempotencyKey(key: string): boolean {
+  return IDEMPOTENCY_KEY_PATTERN.test(key);
+}
+
+/** Identifies a request by meaning: an omitted amount and "1" are the same request. */
+export function requestFingerprint(request: MovementRequest): string {
+  const canonical = JSON.stringify([
+    request.tokenId.toLowerCase(),
+    request.fromWalletId?.toLowerCase() ?? null,
+    request.toWalletId?.toLowerCase() ?? null,
+    request.amount,
+  ]);
+  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+}

@@ -1,0 +1,19 @@
+import { MikroOrmModule } from '@mikro-orm/nestjs';
+import { Module } from '@nestjs/common';
+import { DomainEventsModule } from '../domain-events/domain-events.module';
+import { TokensModule } from '../tokens/tokens.module';
+import { WalletsModule } from '../wallets/wallets.module';
+import { Balance } from './balance.entity';
+import { BalancesController } from './balances.controller';
+import { BalancesService } from './balances.service';
+import { IdempotencyKey } from './idempotency-key.entity';
+import { NftTransaction } from './nft-transaction.entity';
+import { TransactionsController } from './transactions.controller';
+import { TransactionsService } from './transactions.service';
+
+@Module({
+  imports: [MikroOrmModule.forFeature([NftTransaction, Balance, IdempotencyKey]), DomainEventsModule, TokensModule, WalletsModule],
+  controllers: [TransactionsController, BalancesController],
+  providers: [TransactionsService, BalancesService],
+})
+export class TransactionsModule {}

@@ -1,0 +1,163 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { notFound, unprocessable, validationFailed } from '../../common/errors/domain-error';
+import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
+import { TokensService } from '../tokens/tokens.service';
+import { UINT256_MAX } from '../tokens/uint256';
+import { WalletsService } from '../wallets/wallets.service';
+import type { CreateTransactionRequestDto } from './dto/create-transaction.request.dto';
+import { TransactionDto } from './dto/transaction.response.dto';
+import { NftTransaction } from './nft-transaction.entity';
+import { NftTransactionRepository } from './nft-transaction.repository';
+import {
+  balanceSteps,
+  DEFAULT_AMOUNT,
+  IDEMPOTENCY_WINDOW_HOURS,
+  MovementRequest,
+  requestFingerprint,
+  transactionType,
+} from './transaction.rules';
+
+const IDEMPOTENCY_SCOPE = 'POST /v1/transactions';
+
+export interface RecordedTransaction {
+  transaction: TransactionDto;
+  /** True when this answer is the stored first answer of an earlier request with the same key. */
+  replayed: boolean;
+}
+
+type Claim = { kind: 'claimed' } | { kind: 'replay'; body: TransactionDto } | { kind: 'mismatch' };
+
+@Injectable()
+export class TransactionsService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly transactions: NftTransactionRepository,
+    private readonly tokens: TokensService,
+    private readonly wallets: WalletsService,
+    private readonly events: DomainEventPublisher,
+  ) {}
+
+  /**
+   * Records a mint, transfer or burn. Everything (idempotency claim, balances, transaction row,
+   * domain event) commits in one database transaction or not at all.
+   */
+  async create(organizationId: string, input: CreateTransactionRequestDto, idempotencyKey?: string): Promise<RecordedTransaction> {
+    const request: MovementRequest = {
+      tokenId: input.tokenId.toLowerCase(),
+      fromWalletId: input.fromWalletId?.toLowerCase() ?? null,
+      toWalletId: input.toWalletId?.toLowerCase() ?? null,
+      amount: input.amount ?? DEFAULT_AMOUNT,
+    };
+    const kind = transactionType(request.fromWalletId, request.toWalletId);
+    if ('errors' in kind) throw validationFailed(kind.errors);
+
+    return this.em.transactional(async (em) => {
+      if (idempotencyKey !== undefined) {
+        const claim = await this.claimIdempotencyKey(em, organizationId, idempotencyKey, requestFingerprint(request));
+        if (claim.kind === 'replay') return { transaction: claim.body, replayed: true };
+        if (claim.kind === 'mismatch') {
+          throw unprocessable(
+            'IDEMPOTENCY_KEY_REUSED',
+            'This Idempotency-Key was already used with a different request in the last 24 hours.',
+          );
+        }
+      }
+
+      await this.tokens.requireInTransaction(em, organizationId, request.tokenId);
+      if (request.fromWalletId) await this.wallets.requireInTransaction(em, organizationId, request.fromWalletId);
+      if (request.toWalletId) await this.wallets.requireInTransaction(em, organizationId, request.toWalletId);
+      await this.moveBalances(em, organizationId, request);
+
+      const transaction = new NftTransaction({ organizationId, type: kind.type, ...request });
+      em.persist(transaction);
+      this.events.publish(em, organizationId, {
+        webhookType: 'transaction',
+        resourceType: 'Transaction',
+        action: 'create',
+        resourceId: transaction.id,
+        changes: null,
+      });
+      const answer = TransactionDto.from(transaction);
+      if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, idempotencyKey, answer);
+      return { transaction: answer, replayed: false };
+    });
+  }
+
+  async get(organizationId: string, transactionId: string): Promise<NftTransaction> {
+    const transaction = await this.transactions.findInOrganization(organizationId, transactionId);
+    if (!transaction) throw notFound('TRANSACTION_NOT_FOUND', `Transaction ${transactionId} does not exist.`);
+    return transaction;
+  }
+
+  /**
+   * A debit is one conditional UPDATE (`amount >= x`): it either takes the units or touches
+   * nothing, and concurrent debits of the same row queue on its row lock and re-check the
+   * condition, so a balance can never go below zero. Rows are touched in wallet id order.
+   */
+  private async moveBalances(em: EntityManager, organizationId: string, request: MovementRequest): Promise<void> {
+    for (const step of balanceSteps(request.fromWalletId, request.toWalletId)) {
+      if (step.change === 'debit') {
+        const debited = await em.execute(
+          `update "balance" set "amount" = "amount" - ?::numeric, "updated_at" = now()
+            where "wallet_id" = ? and "token_id" = ? and "amount" >= ?::numeric
+           returning "amount"`,
+          [request.amount, step.walletId, request.tokenId, request.amount],
+        );
+        if (debited.length === 0) {
+          throw unprocessable(
+            'INSUFFICIENT_BALANCE',
+            `Wallet ${step.walletId} holds less than ${request.amount} of token ${request.tokenId}.`,
+          );
+        }
+      } else {
+        const credited = await em.execute(
+          `insert into "balance" ("wallet_id", "token_id", "organization_id", "amount", "updated_at")
+           values (?, ?, ?, ?::numeric, now())
+           on conflict ("wallet_id", "token_id") do update
+             set "amount" = "balance"."amount" + excluded."amount", "updated_at" = excluded."updated_at"
+             where "balance"."amount" + excluded."amount" <= ?::numeric
+           returning "amount"`,
+          [step.walletId, request.tokenId, organizationId, request.amount, UINT256_MAX.toString()],
+        );
+        if (credited.length === 0) {
+          throw unprocessable('BALANCE_OVERFLOW', `Wallet ${step.walletId} would hold more than 2^256-1 of token ${request.tokenId}.`);
+        }
+      }
+    }
+  }
+
+  /**
+   * Claims the key inside the request's own transaction. A concurrent request with the same key
+   * blocks on the primary key until this one commits (then it replays this answer) or rolls back
+   * (then it claims the key itself). A key older than the window is taken over as new.
+   */
+  private async claimIdempotencyKey(em: EntityManager, organizationId: string, key: string, requestHash: string): Promise<Claim> {
+    const claimed = await em.execute(
+      `insert into "idempotency_key" ("organization_id", "scope", "key", "request_hash", "response_status", "response_body", "created_at")
+       values (?, ?, ?, ?, null, null, now())
+       on conflict ("organization_id", "scope", "key") do update
+         set "request_hash" = excluded."request_hash", "response_status" = null, "response_body" = null,
+             "created_at" = excluded."created_at"
+         where "idempotency_key"."created_at" < now() - make_interval(hours => ?)
+       returning 1`,
+      [organizationId, IDEMPOTENCY_SCOPE, key, requestHash, IDEMPOTENCY_WINDOW_HOURS],
+    );
+    if (claimed.length > 0) return { kind: 'claimed' };
+    const [stored] = await em.execute<{ request_hash: string; response_body: TransactionDto | null }[]>(
+      `select "request_hash", "response_body" from "idempotency_key"
+        where "organization_id" = ? and "scope" = ? and "key" = ?`,
+      [organizationId, IDEMPOTENCY_SCOPE, key],
+    );
+    if (!stored || stored.request_hash !== requestHash || stored.response_body === null) return { kind: 'mismatch' };
+    return { kind: 'replay', body: stored.response_body };
+  }
+
+  private async rememberAnswer(em: EntityManager, organizationId: string, key: string, answer: TransactionDto): Promise<void> {
+    await em.execute(
+      `update "idempotency_key" set "response_status" = 201, "response_body" = ?::jsonb
+        where "organization_id" = ? and "scope" = ? and "key" = ?`,
+      [JSON.stringify(answer), organizationId, IDEMPOTENCY_SCOPE, key],
+    );
+  }
+}

@@ -1,0 +1,59 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import { notFound } from '../../common/errors/domain-error';
+import { parseAddress } from '../../common/evm-address';
+import { decodePageKey, encodePageKey } from '../../common/pagination/page-key';
+import { Page, toPage } from '../../common/pagination/page-query.dto';
+import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
+import type { CreateWalletRequestDto } from './dto/create-wallet.request.dto';
+import { Wallet } from './wallet.entity';
+import { WalletRepository } from './wallet.repository';
+
+export const walletNotFound = (walletId: string) => notFound('WALLET_NOT_FOUND', `Wallet ${walletId} does not exist.`);
+
+@Injectable()
+export class WalletsService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly wallets: WalletRepository,
+    private readonly events: DomainEventPublisher,
+  ) {}
+
+  async create(organizationId: string, input: CreateWalletRequestDto): Promise<Wallet> {
+    const address = input.address == null ? null : parseAddress(input.address, 'address');
+    const wallet = new Wallet({ organizationId, name: input.name ?? null, address });
+    await this.em.transactional(async (em) => {
+      em.persist(wallet);
+      this.events.publish(em, organizationId, {
+        webhookType: 'custodialAccount',
+        resourceType: 'Wallet',
+        action: 'create',
+        resourceId: wallet.id,
+        changes: null,
+      });
+    });
+    return wallet;
+  }
+
+  async get(organizationId: string, walletId: string): Promise<Wallet> {
+    const wallet = await this.wallets.findInOrganization(organizationId, walletId);
+    if (!wallet) throw walletNotFound(walletId);
+    return wallet;
+  }
+
+  /**
+   * The wallet within an organization, read on the caller's EntityManager so a write can check
+   * its wallets inside its own transaction.
+   */
+  async requireInTransaction(em: EntityManager, organizationId: string, walletId: string): Promise<Wallet> {
+    const wallet = await em.getRepository(Wallet).findInOrganization(organizationId, walletId);
+    if (!wallet) throw walletNotFound(walletId);
+    return wallet;
+  }
+
+  async list(organizationId: string, pageSize: number, pageKey?: string): Promise<Page<Wallet>> {
+    const after = pageKey ? (decodePageKey(pageKey, ['uuid'])[0] as string) : null;
+    const rows = await this.wallets.page(organizationId, after, pageSize + 1);
+    return toPage(rows, pageSize, (last) => encodePageKey([last.id]));
+  }
+}
