@@ -2,6 +2,7 @@ import { Migration20261122000000Foundation } from './Migration20261122000000Foun
 import { Migration20261122005000DomainEvents } from './Migration20261122005000DomainEvents';
 import { Migration20261122010000NftData } from './Migration20261122010000NftData';
 import { Migration20261122020000Whitelist } from './Migration20261122020000Whitelist';
+import { Migration20261122030000WebhookConfig } from './Migration20261122030000WebhookConfig';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261122005000DomainEvents', class: Migration20261122005000DomainEvents },
   { name: 'Migration20261122010000NftData', class: Migration20261122010000NftData },
   { name: 'Migration20261122020000Whitelist', class: Migration20261122020000Whitelist },
+  { name: 'Migration20261122030000WebhookConfig', class: Migration20261122030000WebhookConfig },
 ];

@@ -13,6 +13,7 @@ import { OrganizationsModule } from './modules/organizations/organizations.modul
 import { TokensModule } from './modules/tokens/tokens.module';
 import { TransactionsModule } from './modules/transactions/transactions.module';
 import { WalletsModule } from './modules/wallets/wallets.module';
+import { WebhookConfigModule } from './modules/webhook-config/webhook-config.module';
 
 export interface AppModuleOptions {
   /** Where log lines go (stdout when absent); tests capture them to prove secrets never appear. */
@@ -35,6 +36,7 @@ export class AppModule {
         WalletsModule,
         TokensModule,
         TransactionsModule,
+        WebhookConfigModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
     };

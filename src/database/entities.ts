@@ -7,6 +7,7 @@ import { Balance } from '../modules/transactions/balance.entity';
 import { IdempotencyKey } from '../modules/transactions/idempotency-key.entity';
 import { NftTransaction } from '../modules/transactions/nft-transaction.entity';
 import { Wallet } from '../modules/wallets/wallet.entity';
+import { WebhookConfig } from '../modules/webhook-config/webhook-config.entity';
 
 /** Every entity, listed once: the app, the CLI and the migration runner discover the same set. */
 export const ENTITIES = [
@@ -19,4 +20,5 @@ export const ENTITIES = [
   Balance,
   NftTransaction,
   IdempotencyKey,
+  WebhookConfig,
 ];

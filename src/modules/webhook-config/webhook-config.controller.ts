@@ -1,0 +1,43 @@
+import { Body, Controller, Get, HttpCode, Patch } from '@nestjs/common';
+import { ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import { Auth } from '../../common/auth/access';
+import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
+import type { ApiKeyPrincipal } from '../../common/auth/principal';
+import { UpdateWebhookConfigDto } from './dto/update-webhook-config.request.dto';
+import { WebhookConfigDto } from './dto/webhook-config.response.dto';
+import { WebhookConfigService } from './webhook-config.service';
+
+@ApiTags('Organization')
+@Auth('admin')
+@Controller('api/organization/v1/current-organization/webhook-config')
+export class WebhookConfigController {
+  constructor(private readonly webhookConfig: WebhookConfigService) {}
+
+  @Get()
+  @ApiOperation({ summary: "The organization's webhook configuration (the shared secret is never shown)" })
+  async get(@CurrentKey() key: ApiKeyPrincipal): Promise<WebhookConfigDto> {
+    return WebhookConfigDto.from(await this.webhookConfig.get(key.organizationId));
+  }
+
+  @Patch()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Change any subset of url, enabled, sharedSecret and webhookTypes',
+    description:
+      'Fields left out keep their value; an empty body changes nothing. `url` and `sharedSecret` may be ' +
+      'null to clear them while the configuration is disabled. A rejected request changes nothing.',
+  })
+  @ApiUnprocessableEntityResponse({
+    description: 'WEBHOOK_CONFIG_INCOMPLETE: the change would leave the configuration enabled without url or shared secret.',
+  })
+  async update(
+    @CurrentKey() key: ApiKeyPrincipal,
+    @Body() body: UpdateWebhookConfigDto,
+    @ReqMeta() meta: RequestMeta,
+  ): Promise<WebhookConfigDto> {
+    // Only the key's identity: AuditService takes any actor with a `kind` for the operator.
+    const actor = { apiKeyId: key.apiKeyId, keyPrefix: key.keyPrefix };
+    const view = await this.webhookConfig.update(key.organizationId, body ?? {}, actor, meta);
+    return WebhookConfigDto.from(view);
+  }
+}

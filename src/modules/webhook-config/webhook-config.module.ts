@@ -1,0 +1,14 @@
+import { MikroOrmModule } from '@mikro-orm/nestjs';
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
+import { WebhookConfigController } from './webhook-config.controller';
+import { WebhookConfig } from './webhook-config.entity';
+import { WebhookConfigService } from './webhook-config.service';
+
+@Module({
+  imports: [MikroOrmModule.forFeature([WebhookConfig]), AuditModule],
+  controllers: [WebhookConfigController],
+  providers: [WebhookConfigService],
+  exports: [WebhookConfigService],
+})
+export class WebhookConfigModule {}
