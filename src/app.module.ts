@@ -14,6 +14,7 @@ import { TokensModule } from './modules/tokens/tokens.module';
 import { TransactionsModule } from './modules/transactions/transactions.module';
 import { WalletsModule } from './modules/wallets/wallets.module';
 import { WebhookConfigModule } from './modules/webhook-config/webhook-config.module';
+import { WhitelistModule } from './modules/whitelist/whitelist.module';
 
 export interface AppModuleOptions {
   /** Where log lines go (stdout when absent); tests capture them to prove secrets never appear. */
@@ -36,6 +37,7 @@ export class AppModule {
         WalletsModule,
         TokensModule,
         TransactionsModule,
+        WhitelistModule,
         WebhookConfigModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],

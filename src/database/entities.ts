@@ -8,6 +8,8 @@ import { IdempotencyKey } from '../modules/transactions/idempotency-key.entity';
 import { NftTransaction } from '../modules/transactions/nft-transaction.entity';
 import { Wallet } from '../modules/wallets/wallet.entity';
 import { WebhookConfig } from '../modules/webhook-config/webhook-config.entity';
+import { NftWhitelistContract } from '../modules/whitelist/nft-whitelist-contract.entity';
+import { NftWhitelist } from '../modules/whitelist/nft-whitelist.entity';
 
 /** Every entity, listed once: the app, the CLI and the migration runner discover the same set. */
 export const ENTITIES = [
@@ -20,5 +22,7 @@ export const ENTITIES = [
   Balance,
   NftTransaction,
   IdempotencyKey,
+  NftWhitelist,
+  NftWhitelistContract,
   WebhookConfig,
 ];
