@@ -21,6 +21,7 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': swc },
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/examples/**/*.spec.ts'],
     },
     {
       displayName: 'e2e',

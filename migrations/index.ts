@@ -3,6 +3,7 @@ import { Migration20261122005000DomainEvents } from './Migration20261122005000Do
 import { Migration20261122010000NftData } from './Migration20261122010000NftData';
 import { Migration20261122020000Whitelist } from './Migration20261122020000Whitelist';
 import { Migration20261122030000WebhookConfig } from './Migration20261122030000WebhookConfig';
+import { Migration20261122040000WebhookDelivery } from './Migration20261122040000WebhookDelivery';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261122010000NftData', class: Migration20261122010000NftData },
   { name: 'Migration20261122020000Whitelist', class: Migration20261122020000Whitelist },
   { name: 'Migration20261122030000WebhookConfig', class: Migration20261122030000WebhookConfig },
+  { name: 'Migration20261122040000WebhookDelivery', class: Migration20261122040000WebhookDelivery },
 ];

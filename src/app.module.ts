@@ -14,7 +14,9 @@ import { TokensModule } from './modules/tokens/tokens.module';
 import { TransactionsModule } from './modules/transactions/transactions.module';
 import { WalletsModule } from './modules/wallets/wallets.module';
 import { WebhookConfigModule } from './modules/webhook-config/webhook-config.module';
+import { WebhooksModule } from './modules/webhooks/webhooks.module';
 import { WhitelistModule } from './modules/whitelist/whitelist.module';
+import { QueueModule } from './queue/queue.module';
 
 export interface AppModuleOptions {
   /** Where log lines go (stdout when absent); tests capture them to prove secrets never appear. */
@@ -30,6 +32,7 @@ export class AppModule {
         AppConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerParams(config, options.logDestination)),
         DatabaseModule,
+        QueueModule,
         HealthModule,
         AuditModule,
         OrganizationsModule,
@@ -37,6 +40,7 @@ export class AppModule {
         WalletsModule,
         TokensModule,
         TransactionsModule,
+        WebhooksModule.register({ worker: config.role !== 'api' }),
         WhitelistModule,
         WebhookConfigModule,
       ],

@@ -32,6 +32,7 @@ export abstract class AppConfig {
     readonly retentionMs: number;
     readonly relayIntervalMs: number;
     readonly reconcileIntervalMs: number;
+    readonly jobLockMs: number;
   };
 }
 
@@ -153,6 +154,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retentionMs: duration('WEBHOOK_RETENTION', 30 * 86_400_000),
       relayIntervalMs: duration('OUTBOX_POLL_INTERVAL', 1000),
       reconcileIntervalMs: duration('WEBHOOK_RECONCILE_INTERVAL', 30_000),
+      jobLockMs: duration('WEBHOOK_JOB_LOCK', 30_000),
     },
   };
   if (!/^[A-Za-z0-9_:-]{1,64}$/.test(config.queuePrefix)) {

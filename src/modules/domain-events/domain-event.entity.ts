@@ -9,7 +9,7 @@ import { DomainEventRepository } from './domain-event.repository';
  * describes; `relayedAt` is set once the event has been handed to the delivery queue.
  */
 @Entity({ tableName: 'domain_event', repository: () => DomainEventRepository })
-export class DomainEvent extends BaseEntity<'relayedAt'> {
+export class DomainEvent extends BaseEntity<'relayedAt' | 'processedAt'> {
   [EntityRepositoryType]?: DomainEventRepository;
 
   @ManyToOne(() => Organization, { mapToPk: true, fieldName: 'organization_id', deleteRule: 'cascade' })
@@ -30,8 +30,13 @@ export class DomainEvent extends BaseEntity<'relayedAt'> {
   @Property({ type: 'jsonb', nullable: true })
   changes: EventChanges | null;
 
+  /** Set once the event's job is in the queue. */
   @Property({ type: 'timestamptz', length: 6, nullable: true })
   relayedAt: Date | null = null;
+
+  /** Set once the delivery worker has judged the event (a webhook created, or nothing to send). */
+  @Property({ type: 'timestamptz', length: 6, nullable: true })
+  processedAt: Date | null = null;
 
   constructor(init: Pick<DomainEvent, 'organizationId' | 'webhookType' | 'resourceType' | 'resourceId' | 'action' | 'changes'>) {
     super();

@@ -19,8 +19,17 @@ export function counter<L extends string>(name: string, help: string, labelNames
   return (metricsRegistry.getSingleMetric(name) as Counter<L>) ?? new Counter({ name, help, labelNames, registers: [metricsRegistry] });
 }
 
-export function gauge<L extends string>(name: string, help: string, labelNames: readonly L[]) {
-  return (metricsRegistry.getSingleMetric(name) as Gauge<L>) ?? new Gauge({ name, help, labelNames, registers: [metricsRegistry] });
+/** `collect` runs at scrape time, for values sampled rather than counted. */
+export function gauge<L extends string>(
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+  collect?: (this: Gauge<L>) => Promise<void>,
+) {
+  return (
+    (metricsRegistry.getSingleMetric(name) as Gauge<L>) ??
+    new Gauge({ name, help, labelNames, registers: [metricsRegistry], ...(collect ? { collect } : {}) })
+  );
 }
 
 export function histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) {

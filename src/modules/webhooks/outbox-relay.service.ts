@@ -1,0 +1,150 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { Queue } from 'bull';
+import { Client } from 'pg';
+import { AppConfig } from '../../config/app-config';
+import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_QUEUE } from './webhook-queue';
+
+const BATCH_SIZE = 500;
+const ENQUEUE_TIMEOUT_MS = 5000;
+
+/** Interleaves organizations so one organization's burst does not queue ahead of everyone else. */
+export function interleaveByOrganization<T extends { organization_id: string }>(rows: T[]): T[] {
+  const byOrg = new Map<string, T[]>();
+  for (const row of rows) {
+    const list = byOrg.get(row.organization_id);
+    if (list) list.push(row);
+    else byOrg.set(row.organization_id, [row]);
+  }
+  const lists = [...byOrg.values()];
+  const out: T[] = [];
+  for (let i = 0; out.length < rows.length; i += 1) {
+    for (const list of lists) if (i < list.length) out.push(list[i]);
+  }
+  return out;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Moves committed domain events to the queue. PostgreSQL NOTIFY (sent by a trigger, delivered at
+ * commit) wakes it the moment an event is visible; a poll every OUTBOX_POLL_INTERVAL catches
+ * anything a lost notification or a Redis outage left behind. Rows are claimed with
+ * FOR UPDATE SKIP LOCKED, so any number of workers relay side by side without double work, and
+ * an event is marked relayed only once Redis has accepted its job.
+ */
+@Injectable()
+export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('OutboxRelay');
+  private listener: Client | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly em: EntityManager,
+    private readonly config: AppConfig,
+    @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => this.kick(), this.config.webhook.relayIntervalMs);
+    this.timer.unref();
+    void this.listen();
+    this.kick();
+  }
+
+  /** Runs a relay pass now, or right after the one in progress. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'relay pass failed; the next pass retries'))
+      .finally(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.stopped && (await this.relayBatch()) === BATCH_SIZE) {
+      // keep going while full batches come back
+    }
+  }
+
+  async relayBatch(): Promise<number> {
+    return this.em.getKnex().transaction(async (trx) => {
+      const claimed = await trx.raw(
+        `select id, organization_id from domain_event
+          where relayed_at is null order by created_at limit ? for update skip locked`,
+        [BATCH_SIZE],
+      );
+      const rows: { id: string; organization_id: string }[] = claimed.rows;
+      if (rows.length === 0) return 0;
+      await withTimeout(
+        this.queue.addBulk(
+          interleaveByOrganization(rows).map((row) => ({
+            name: DELIVER_JOB,
+            data: { webhookId: row.id },
+            opts: deliverJobOptions(row.id),
+          })),
+        ),
+        ENQUEUE_TIMEOUT_MS,
+        'enqueueing webhooks',
+      );
+      await trx('domain_event')
+        .whereIn(
+          'id',
+          rows.map((r) => r.id),
+        )
+        .update({ relayed_at: new Date() });
+      return rows.length;
+    });
+  }
+
+  private async listen(): Promise<void> {
+    if (this.stopped) return;
+    const client = new Client({ connectionString: this.config.databaseUrl });
+    client.on('notification', () => this.kick());
+    client.on('error', () => undefined);
+    client.on('end', () => {
+      if (this.listener === client) this.listener = null;
+      // Reconnect; meanwhile the periodic poll keeps events flowing.
+      if (!this.stopped) setTimeout(() => void this.listen(), 1000).unref();
+    });
+    try {
+      await client.connect();
+      await client.query('LISTEN domain_event');
+      this.listener = client;
+      this.kick();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not listen for domain events; relying on polling');
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => undefined);
+    await this.running;
+  }
+}

@@ -1,0 +1,24 @@
+import { Entity, PrimaryKey, PrimaryKeyProp, Property } from '@mikro-orm/core';
+
+@Entity({ tableName: 'webhook_attempt' })
+export class WebhookAttempt {
+  [PrimaryKeyProp]?: ['deliveryId', 'attempt'];
+
+  @PrimaryKey({ type: 'uuid' })
+  deliveryId: string;
+
+  @PrimaryKey({ type: 'int' })
+  attempt: number;
+
+  @Property({ type: 'timestamptz', length: 6 })
+  startedAt: Date;
+
+  @Property({ type: 'int' })
+  durationMs: number;
+
+  @Property({ type: 'int', nullable: true })
+  responseStatus: number | null;
+
+  @Property({ type: 'text', nullable: true })
+  error: string | null;
+}

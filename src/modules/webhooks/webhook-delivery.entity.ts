@@ -1,0 +1,65 @@
+import { Entity, EntityRepositoryType, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
+import { Organization } from '../organizations/organization.entity';
+import { WebhookDeliveryRepository } from './webhook-delivery.repository';
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * One webhook: its id is the id of the domain event it reports, so every attempt and every
+ * redelivery carries the same id and receivers can deduplicate on it.
+ */
+@Entity({ tableName: 'webhook_delivery', repository: () => WebhookDeliveryRepository })
+export class WebhookDelivery {
+  [EntityRepositoryType]?: WebhookDeliveryRepository;
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string;
+
+  @Property({ type: 'timestamptz', length: 6 })
+  createdAt: Date;
+
+  @ManyToOne(() => Organization, { mapToPk: true, fieldName: 'organization_id', deleteRule: 'cascade' })
+  organizationId: string;
+
+  @Property({ type: 'text' })
+  webhookType: string;
+
+  @Property({ type: 'text' })
+  resourceType: string;
+
+  @Property({ type: 'uuid' })
+  resourceId: string;
+
+  @Property({ type: 'text' })
+  action: string;
+
+  /** The body exactly as sent. */
+  @Property({ type: 'text' })
+  payload: string;
+
+  @Property({ type: 'timestamptz', length: 6 })
+  eventCreatedAt: Date;
+
+  @Property({ type: 'text' })
+  status: DeliveryStatus;
+
+  @Property({ type: 'int' })
+  attemptCount: number;
+
+  /** attemptCount when the current retry cycle began (0, or the count at the last redelivery). */
+  @Property({ type: 'int' })
+  cycleStartAttempt: number;
+
+  @Property({ type: 'timestamptz', length: 6, nullable: true })
+  lastAttemptAt: Date | null;
+
+  @Property({ type: 'timestamptz', length: 6, nullable: true })
+  nextAttemptAt: Date | null;
+
+  @Property({ type: 'int', nullable: true })
+  lastResponseStatus: number | null;
+
+  @Property({ type: 'timestamptz', length: 6, nullable: true })
+  succeededAt: Date | null;
+}

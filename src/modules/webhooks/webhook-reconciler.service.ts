@@ -1,0 +1,78 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { Queue } from 'bull';
+import { AppConfig } from '../../config/app-config';
+import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_QUEUE } from './webhook-queue';
+
+const BATCH_SIZE = 1000;
+const PRUNE_EVERY_RUNS = 20;
+
+/**
+ * PostgreSQL is the source of truth; Redis only carries work. This loop re-enqueues anything
+ * PostgreSQL says is due but that no job is moving: events not yet judged and deliveries whose
+ * next attempt is overdue (Redis emptied, a worker killed mid-attempt). Job ids make re-adding a
+ * job that still exists a no-op. It also prunes the delivery log past its retention.
+ */
+@Injectable()
+export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('WebhookReconciler');
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private runs = 0;
+
+  constructor(
+    private readonly em: EntityManager,
+    private readonly config: AppConfig,
+    @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.reconcile()
+        .then(() => undefined)
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'reconcile pass failed'))
+        .finally(() => (this.running = null));
+    }, this.config.webhook.reconcileIntervalMs);
+    this.timer.unref();
+  }
+
+  async reconcile(): Promise<number> {
+    const knex = this.em.getKnex();
+    const graceMs = this.config.webhook.reconcileIntervalMs;
+    const cutoff = new Date(Date.now() - graceMs);
+    const events: { id: string }[] = await knex('domain_event')
+      .whereNull('processed_at')
+      .whereNotNull('relayed_at')
+      .where('created_at', '<', cutoff)
+      .orderBy('created_at')
+      .limit(BATCH_SIZE)
+      .select('id');
+    const deliveries: { id: string }[] = await knex('webhook_delivery')
+      .where('status', 'pending')
+      .where('next_attempt_at', '<', cutoff)
+      .orderBy('next_attempt_at')
+      .limit(BATCH_SIZE)
+      .select('id');
+    const ids = [...events, ...deliveries].map((row) => row.id);
+    if (ids.length > 0) {
+      await this.queue.addBulk(ids.map((id) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id) })));
+    }
+    this.runs += 1;
+    if (this.runs % PRUNE_EVERY_RUNS === 1) await this.prune();
+    return ids.length;
+  }
+
+  async prune(): Promise<void> {
+    const knex = this.em.getKnex();
+    const before = new Date(Date.now() - this.config.webhook.retentionMs);
+    await knex('webhook_delivery').whereIn('status', ['succeeded', 'failed']).where('created_at', '<', before).delete();
+    await knex('domain_event').whereNotNull('processed_at').where('created_at', '<', before).delete();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+}

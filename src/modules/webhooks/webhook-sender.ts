@@ -1,0 +1,85 @@
+import { Agent } from 'undici';
+import { checkWebhookUrl, createGuardedLookup, WebhookHostError } from '../webhook-config/url-policy';
+import { isSuccessStatus } from './webhook.rules';
+
+export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'blocked';
+
+export interface SendResult {
+  outcome: AttemptOutcome;
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface SenderOptions {
+  timeoutMs: number;
+  allowHttp: boolean;
+  allowPrivateNetworks: boolean;
+  connectionsPerReceiver: number;
+}
+
+/**
+ * Sends webhook POSTs over pooled keep-alive connections. The URL policy of the webhook
+ * configuration is applied again here, to the address actually connected to, so a hostname that
+ * later resolves to a private address (DNS rebinding) is still refused.
+ */
+export class WebhookSender {
+  private readonly agent: Agent;
+
+  constructor(private readonly options: SenderOptions) {
+    const policy = { allowPrivateNetworks: options.allowPrivateNetworks };
+    this.agent = new Agent({
+      connections: options.connectionsPerReceiver,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 60_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connectTimeout: options.timeoutMs,
+      connect: { lookup: createGuardedLookup(policy) as never },
+    });
+  }
+
+  async send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const policyError = checkWebhookUrl(url, this.options);
+    if (policyError) return { outcome: 'blocked', status: null, error: policyError, durationMs: 0 };
+    // Literal IPs never reach the guarded lookup; checkWebhookUrl has judged them above.
+    const target = new URL(url);
+    try {
+      const res = await this.agent.request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method: 'POST',
+        headers,
+        body,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      const durationMs = elapsed();
+      // Drain (bounded) so the connection returns to the pool; the content is not part of the contract.
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      return isSuccessStatus(res.statusCode)
+        ? { outcome: 'success', status: res.statusCode, error: null, durationMs }
+        : { outcome: 'http_error', status: res.statusCode, error: `receiver answered ${res.statusCode}`, durationMs };
+    } catch (error) {
+      return { ...describeFailure(error, this.options.timeoutMs), status: null, durationMs: elapsed() };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+function describeFailure(error: unknown, timeoutMs: number): { outcome: AttemptOutcome; error: string } {
+  const e = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e instanceof WebhookHostError || e.cause instanceof WebhookHostError) {
+    return { outcome: 'blocked', error: (e.cause as Error | undefined)?.message ?? e.message ?? 'blocked address' };
+  }
+  const code = e.code ?? e.cause?.code;
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return { outcome: 'timeout', error: `no answer within ${timeoutMs} ms` };
+  }
+  return { outcome: 'network_error', error: `${code ?? e.name ?? 'error'}: ${e.message ?? 'connection failed'}`.slice(0, 500) };
+}
+

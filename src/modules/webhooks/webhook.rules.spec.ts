@@ -1,0 +1,93 @@
+import { createHmac } from 'node:crypto';
+import { buildWebhookBody, isSuccessStatus, retryDelayMs, signWebhookBody } from './webhook.rules';
+
+const source = {
+  organizationId: '01a20000-0000-7000-8000-000000000001',
+  action: 'create',
+  id: '01a20000-0000-7000-8000-000000000002',
+  resourceId: '01a20000-0000-7000-8000-000000000003',
+  resourceType: 'Transaction',
+  createdAtUtc: '2026-11-22T01:25:42.123456+00:00',
+  changes: null,
+};
+
+describe('buildWebhookBody', () => {
+  it('writes the seed keys in the contract order with a +00:00 timestamp', () => {
+    const body = buildWebhookBody(source);
+    expect(Object.keys(JSON.parse(body))).toEqual([
+      'organizationId',
+      'action',
+      'id',
+      'resourceId',
+      'resourceType',
+      'createdAtUtc',
+      'changes',
+    ]);
+    expect(JSON.parse(body).createdAtUtc).toBe('2026-11-22T01:25:42.123456+00:00');
+    expect(JSON.parse(body).changes).toBeNull();
+  });
+
+  it('carries key/value changes', () => {
+    expect(JSON.parse(buildWebhookBody({ ...source, action: 'update', changes: { name: 'New' } })).changes).toEqual({ name: 'New' });
+  });
+});
+
+describe('signWebhookBody', () => {
+  it('is Base64(HMAC-SHA256(secret, body))', () => {
+    const body = buildWebhookBody(source);
+    const expected = createHmac('sha256', 'a-shared-secret-16').update(Buffer.from(body, 'utf8')).digest('base64');
+    expect(signWebhookBody('a-shared-secret-16', body)).toBe(expected);
+    expect(signWebhookBody('another-secret-123', body)).not.toBe(expected);
+  });
+
+  it('matches a known vector', () => {
+    // echo -n '{"a":1}' | openssl dgst -sha256 -hmac 'key' -binary | base64
+    expect(signWebhookBody('key', '{"a":1}')).toBe(createHmac('sha256', 'key').update('{"a":1}').digest('base64'));
+  });
+});
+
+describe('retryDelayMs', () => {
+  const schedule = [5000, 30000, 120000];
+
+  it('follows the schedule after each failed attempt', () => {
+    expect(retryDelayMs(schedule, 1, () => 0.5)).toBe(5000);
+    expect(retryDelayMs(schedule, 2, () => 0.5)).toBe(30000);
+    expect(retryDelayMs(schedule, 3, () => 0.5)).toBe(120000);
+  });
+
+  it('stops after the last delay', () => {
+    expect(retryDelayMs(schedule, 4)).toBeNull();
+    expect(retryDelayMs(schedule, 0)).toBeNull();
+  });
+
+  it('jitters within ±20%', () => {
+    expect(retryDelayMs(schedule, 1, () => 0)).toBe(4000);
+    expect(retryDelayMs(schedule, 1, () => 0.999999)).toBe(6000);
+    for (let i = 0; i < 100; i += 1) {
+      const delay = retryDelayMs(schedule, 2)!;
+      expect(delay).toBeGreaterThanOrEqual(24000);
+      expect(delay).toBeLessThanOrEqual(36000);
+    }
+  });
+
+  it('gives the default schedule 11 attempts over about 47 hours', () => {
+    const defaults = [5, 30, 120, 600, 1800, 3600, 10800, 21600, 43200, 86400].map((s) => s * 1000);
+    let attempts = 1;
+    let total = 0;
+    for (let failed = 1; ; failed += 1) {
+      const delay = retryDelayMs(defaults, failed, () => 0.5);
+      if (delay === null) break;
+      total += delay;
+      attempts += 1;
+    }
+    expect(attempts).toBe(11);
+    expect(total / 3_600_000).toBeCloseTo(46.9, 0);
+  });
+});
+
+describe('isSuccessStatus', () => {
+  it('accepts 2xx only', () => {
+    expect([200, 201, 204, 299].every(isSuccessStatus)).toBe(true);
+    expect([null, 199, 301, 302, 400, 404, 500].some((s) => isSuccessStatus(s as number | null))).toBe(false);
+  });
+});

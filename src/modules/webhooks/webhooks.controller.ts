@@ -1,0 +1,67 @@
+import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import { Auth } from '../../common/auth/access';
+import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
+import type { ApiKeyPrincipal } from '../../common/auth/principal';
+import { UuidParam } from '../../common/http/uuid-param';
+import {
+  AcceptedWebhookDto,
+  TestWebhookDto,
+  WebhookAttemptDto,
+  WebhookDetailDto,
+  WebhookListQueryDto,
+  WebhookPageDto,
+  WebhookSummaryDto,
+} from './dto/webhook.dto';
+import { WebhooksService } from './webhooks.service';
+
+@ApiTags('Webhooks')
+@Auth('admin')
+@Controller('api/organization/v1/current-organization')
+export class WebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Get('webhooks')
+  @ApiOperation({ summary: 'Delivery log, newest first' })
+  async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: WebhookListQueryDto): Promise<WebhookPageDto> {
+    const page = await this.webhooks.page(key.organizationId, query.status, query.pageSize, query.pageKey);
+    return { webhooks: page.items.map(WebhookSummaryDto.from), nextPageKey: page.nextPageKey };
+  }
+
+  @Get('webhooks/:webhookId')
+  @ApiOperation({ summary: 'One webhook with its body as sent and every attempt' })
+  async get(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('webhookId') id: string): Promise<WebhookDetailDto> {
+    const { delivery, attempts } = await this.webhooks.get(key.organizationId, id);
+    return {
+      ...WebhookSummaryDto.from(delivery),
+      payload: JSON.parse(delivery.payload) as Record<string, unknown>,
+      attempts: attempts.map(WebhookAttemptDto.from),
+    };
+  }
+
+  @Post('webhooks/:webhookId/redeliver')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Send a webhook again: same id and body, signed with the current secret' })
+  @ApiAcceptedResponse({ type: AcceptedWebhookDto })
+  @ApiUnprocessableEntityResponse({ description: 'WEBHOOK_CONFIG_INCOMPLETE: url or sharedSecret missing.' })
+  async redeliver(
+    @CurrentKey() key: ApiKeyPrincipal,
+    @UuidParam('webhookId') id: string,
+    @ReqMeta() meta: RequestMeta,
+  ): Promise<AcceptedWebhookDto> {
+    return { id: await this.webhooks.redeliver(key, id, meta) };
+  }
+
+  @Post('webhook-config/test')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Send a WebhookTest webhook to the configured url' })
+  @ApiAcceptedResponse({ type: AcceptedWebhookDto })
+  @ApiUnprocessableEntityResponse({ description: 'WEBHOOK_CONFIG_INCOMPLETE: url or sharedSecret missing.' })
+  async test(
+    @CurrentKey() key: ApiKeyPrincipal,
+    @Body() body: TestWebhookDto,
+    @ReqMeta() meta: RequestMeta,
+  ): Promise<AcceptedWebhookDto> {
+    return { id: await this.webhooks.sendTest(key, body.webhookType, meta) };
+  }
+}

@@ -1,0 +1,69 @@
+import { MikroOrmModule } from '@mikro-orm/nestjs';
+import { BullModule, InjectQueue } from '@nestjs/bull';
+import { DynamicModule, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, Provider } from '@nestjs/common';
+import type { Queue } from 'bull';
+import { EntityManager } from '@mikro-orm/postgresql';
+import { AuditModule } from '../audit/audit.module';
+import { DomainEventsModule } from '../domain-events/domain-events.module';
+import { WebhookConfigModule } from '../webhook-config/webhook-config.module';
+import { OutboxRelay } from './outbox-relay.service';
+import { WebhookAttempt } from './webhook-attempt.entity';
+import { WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookDeliveryService } from './webhook-delivery.service';
+import { registerOutboxLagSampler, registerQueueDepthSampler } from './webhook-metrics';
+import { WEBHOOK_QUEUE } from './webhook-queue';
+import { WebhookReconciler } from './webhook-reconciler.service';
+import { WebhookProcessor } from './webhook.processor';
+import { WebhooksController } from './webhooks.controller';
+import { WebhooksService } from './webhooks.service';
+
+/** Feeds the queue-depth and outbox-lag gauges of /metrics from this process. */
+@Injectable()
+class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly unregister: (() => void)[] = [];
+
+  constructor(
+    @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue,
+    private readonly em: EntityManager,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.unregister.push(
+      registerQueueDepthSampler(async () => ({ ...(await this.queue.getJobCounts()) })),
+      registerOutboxLagSampler(async () => {
+        const row = await this.em
+          .getKnex()('domain_event')
+          .whereNull('processed_at')
+          .min({ oldest: 'created_at' })
+          .first();
+        return row?.oldest ? Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000) : 0;
+      }),
+    );
+  }
+
+  onApplicationShutdown(): void {
+    this.unregister.forEach((fn) => fn());
+  }
+}
+
+@Module({})
+export class WebhooksModule {
+  /** `worker` adds the processor, the outbox relay and the reconciler (ROLE=worker|all). */
+  static register(options: { worker: boolean }): DynamicModule {
+    const workerProviders: Provider[] = options.worker
+      ? [WebhookDeliveryService, WebhookProcessor, OutboxRelay, WebhookReconciler]
+      : [];
+    return {
+      module: WebhooksModule,
+      imports: [
+        MikroOrmModule.forFeature([WebhookDelivery, WebhookAttempt]),
+        BullModule.registerQueue({ name: WEBHOOK_QUEUE }),
+        DomainEventsModule,
+        WebhookConfigModule,
+        AuditModule,
+      ],
+      controllers: [WebhooksController],
+      providers: [WebhooksService, WebhookMetricsSampler, ...workerProviders],
+    };
+  }
+}

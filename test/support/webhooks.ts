@@ -1,0 +1,36 @@
+import { createHmac } from 'node:crypto';
+import { bearer, TestOrganization } from './factories';
+import type { ReceivedWebhook } from './receiver';
+import type { TestApp } from './test-app';
+
+export const CONFIG_PATH = '/api/organization/v1/current-organization/webhook-config';
+export const WEBHOOKS_PATH = '/api/organization/v1/current-organization/webhooks';
+
+export async function configureWebhooks(
+  t: TestApp,
+  org: TestOrganization,
+  config: { url: string; sharedSecret: string; webhookTypes?: string[]; enabled?: boolean },
+): Promise<void> {
+  await t
+    .http()
+    .patch(CONFIG_PATH)
+    .set(bearer(org.adminKey))
+    .send({
+      url: config.url,
+      sharedSecret: config.sharedSecret,
+      webhookTypes: config.webhookTypes ?? ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'],
+      enabled: config.enabled ?? true,
+    })
+    .expect(200);
+}
+
+export async function createWallet(t: TestApp, org: TestOrganization, name = 'wallet'): Promise<string> {
+  const res = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name }).expect(201);
+  return res.body.id;
+}
+
+/** The receiver's side of seed section 5, written independently of the service's signer. */
+export function signatureIsValid(webhook: ReceivedWebhook, sharedSecret: string): boolean {
+  const expected = createHmac('sha256', sharedSecret).update(webhook.raw).digest('base64');
+  return webhook.headers['x-service-webhook-hmac'] === expected;
+}

@@ -1,0 +1,178 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import Redis from 'ioredis';
+import { bearer, createOrganization } from './support/factories';
+import { TestReceiver, waitUntil } from './support/receiver';
+import { createTestApp, testEnv, TestApp } from './support/test-app';
+import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
+
+const SECRET = 'fault-drill-shared-secret';
+let prefixCounter = 0;
+const uniquePrefix = () => `tf${process.env.TEST_RUN_ID}n${(prefixCounter += 1)}`;
+
+/** Starts the real service entry point as a separate worker process. */
+function startWorker(env: Record<string, string | undefined>): Promise<ChildProcess> {
+  // node itself, not npx: SIGKILL must hit the worker, not a wrapper that leaves it orphaned.
+  const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--swc', 'src/main.ts'], {
+    env: { ...process.env, ...env, ROLE: 'worker', PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('worker did not start in 60 s')), 60_000);
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('listening on')) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`worker exited with ${code}: ${output.slice(-2000)}`)));
+  });
+}
+
+describe('webhook delivery under faults', () => {
+  let receiver: TestReceiver;
+  beforeEach(async () => {
+    receiver = await new TestReceiver().start();
+  });
+  afterEach(async () => {
+    await receiver.stop();
+  });
+
+  it('delivers everything pending after Redis is emptied (FLUSHDB)', async () => {
+    const redisUrl = 'redis://127.0.0.1:6379/7';
+    const t = await createTestApp({ REDIS_URL: redisUrl, QUEUE_PREFIX: uniquePrefix(), WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s' });
+    const redis = new Redis(redisUrl);
+    try {
+      receiver.behaviour = () => ({ status: 500 });
+      const org = await createOrganization(t);
+      await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET });
+      const wallets = await Promise.all(Array.from({ length: 10 }, (_, i) => createWallet(t, org, `w${i}`)));
+      await receiver.waitFor((r) => new Set(r.map((w) => w.body.resourceId)).size === 10);
+
+      // Every webhook now waits for its retry in Redis; lose all of that.
+      await redis.flushdb();
+      expect(await redis.dbsize()).toBe(0);
+      receiver.behaviour = () => ({ status: 200 });
+      const more = await Promise.all(Array.from({ length: 5 }, (_, i) => createWallet(t, org, `after${i}`)));
+
+      const delivered = () => new Set(receiver.received.filter((_, i) => i >= 0).filter((w) => w.headers['x-service-webhook-attempt'] !== undefined).map((w) => w.body.resourceId));
+      await waitUntil(
+        () => t.http().get(`${WEBHOOKS_PATH}?status=succeeded`).set(bearer(org.adminKey)),
+        (res) => res.body.webhooks.length === 15,
+        30_000,
+      );
+      expect([...delivered()].sort()).toEqual([...wallets, ...more].sort());
+      expect(receiver.received.every((w) => signatureIsValid(w, SECRET))).toBe(true);
+    } finally {
+      redis.disconnect();
+      await t.close();
+    }
+  });
+
+  it('ROLE=api sends nothing itself; two worker apps deliver every webhook exactly once', async () => {
+    const prefix = uniquePrefix();
+    const api = await createTestApp({ ROLE: 'api', QUEUE_PREFIX: prefix });
+    const workers: TestApp[] = [];
+    try {
+      const org = await createOrganization(api);
+      await configureWebhooks(api, org, { url: receiver.url, sharedSecret: SECRET });
+      const first = await createWallet(api, org, 'before workers');
+      await new Promise((r) => setTimeout(r, 700));
+      expect(receiver.received).toHaveLength(0);
+
+      workers.push(await createTestApp({ ROLE: 'worker', QUEUE_PREFIX: prefix }));
+      workers.push(await createTestApp({ ROLE: 'worker', QUEUE_PREFIX: prefix }));
+      const ids = [first, ...(await Promise.all(Array.from({ length: 60 }, (_, i) => createWallet(api, org, `w${i}`))))];
+      await receiver.waitFor((r) => new Set(r.map((w) => w.body.resourceId)).size === ids.length, 30_000);
+      // Give a duplicate the time to show up if there were one.
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(receiver.received).toHaveLength(ids.length);
+      expect(new Set(receiver.received.map((w) => w.body.id)).size).toBe(ids.length);
+      expect(receiver.received.every((w) => w.headers['x-service-webhook-attempt'] === '1')).toBe(true);
+    } finally {
+      for (const worker of workers) await worker.close();
+      await api.close();
+    }
+  });
+
+  it('a slow receiver does not hold up another organization', async () => {
+    const t = await createTestApp({ QUEUE_PREFIX: uniquePrefix(), WEBHOOK_PER_RECEIVER_CONCURRENCY: '2', WEBHOOK_CONCURRENCY: '8' });
+    const fast = await new TestReceiver().start();
+    try {
+      receiver.behaviour = () => ({ status: 200, delayMs: 600 });
+      const slowOrg = await createOrganization(t);
+      const fastOrg = await createOrganization(t);
+      await configureWebhooks(t, slowOrg, { url: receiver.url, sharedSecret: SECRET });
+      await configureWebhooks(t, fastOrg, { url: fast.url, sharedSecret: SECRET });
+      await Promise.all(Array.from({ length: 20 }, (_, i) => createWallet(t, slowOrg, `slow${i}`)));
+      await createWallet(t, fastOrg, 'fast');
+      await fast.waitFor((r) => r.length === 1);
+      // 20 webhooks at 2 in flight and 600 ms each take about 6 s; the other organization's
+      // webhook went out long before that backlog cleared.
+      expect(receiver.received.length).toBeLessThan(15);
+      await receiver.waitFor((r) => r.length === 20, 30_000);
+    } finally {
+      await fast.stop();
+      await t.close();
+    }
+  });
+
+  it('a worker stopped with SIGTERM finishes the delivery in flight', async () => {
+    const prefix = uniquePrefix();
+    const api = await createTestApp({ ROLE: 'api', QUEUE_PREFIX: prefix });
+    const worker = await createTestApp({ ROLE: 'worker', QUEUE_PREFIX: prefix });
+    try {
+      receiver.behaviour = () => ({ status: 200, delayMs: 700 });
+      const org = await createOrganization(api);
+      await configureWebhooks(api, org, { url: receiver.url, sharedSecret: SECRET });
+      await createWallet(api, org);
+      await receiver.waitFor((r) => r.length === 1);
+      await worker.close(); // what SIGTERM triggers (enableShutdownHooks)
+      const log = await api.http().get(WEBHOOKS_PATH).set(bearer(org.adminKey)).expect(200);
+      expect(log.body.webhooks[0]).toEqual(expect.objectContaining({ status: 'succeeded', attemptCount: 1 }));
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('a worker process killed with SIGKILL mid-delivery: delivered after restart with the same id', async () => {
+    const prefix = uniquePrefix();
+    const api = await createTestApp({ ROLE: 'api', QUEUE_PREFIX: prefix });
+    const workerEnv = { ...testEnv({ QUEUE_PREFIX: prefix, WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_JOB_LOCK: '1500ms', LOG_LEVEL: 'info' }) };
+    let first: ChildProcess | null = null;
+    let second: ChildProcess | null = null;
+    try {
+      receiver.behaviour = (n) => (n === 1 ? 'hang' : { status: 200 });
+      const org = await createOrganization(api);
+      await configureWebhooks(api, org, { url: receiver.url, sharedSecret: SECRET });
+      first = await startWorker(workerEnv);
+      const walletId = await createWallet(api, org);
+      await receiver.waitFor((r) => r.length === 1, 30_000);
+      first.kill('SIGKILL');
+      await new Promise((r) => first!.once('exit', r));
+
+      second = await startWorker(workerEnv);
+      const received = await receiver.waitFor((r) => r.length === 2, 45_000);
+      expect(received[1].body.id).toBe(received[0].body.id);
+      expect(received[1].body.resourceId).toBe(walletId);
+      expect(received[1].raw.equals(received[0].raw)).toBe(true);
+      expect(received[1].headers['x-service-webhook-attempt']).toBe('2');
+      const detail = await waitUntil(
+        () => api.http().get(`${WEBHOOKS_PATH}/${received[0].body.id}`).set(bearer(org.adminKey)),
+        (res) => res.body.status === 'succeeded',
+      );
+      expect(detail.body.attempts[0].error).toMatch(/worker stopped/);
+      expect(detail.body.attempts[1].responseStatus).toBe(200);
+    } finally {
+      first?.kill('SIGKILL');
+      if (second) {
+        second.kill('SIGTERM');
+        await new Promise((r) => second!.once('exit', r));
+      }
+      await api.close();
+    }
+  }, 120_000);
+});
