@@ -1,3 +1,4 @@
+import { MikroORM } from '@mikro-orm/postgresql';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
@@ -10,7 +11,8 @@ describe('webhook delivery', () => {
   let receiver: TestReceiver;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // Far-apart delays keep "increasing intervals" visible even on a loaded machine.
+    t = await createTestApp({ WEBHOOK_RETRY_SCHEDULE: '100ms,1s,1500ms' });
   });
   afterAll(async () => {
     await t.close();
@@ -107,6 +109,12 @@ describe('webhook delivery', () => {
     const org = await createOrganization(t);
     await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET, enabled: false });
     const ignored = await createWallet(t, org, 'while disabled');
+    // The configuration is judged when the worker processes the event: wait for that moment,
+    // otherwise enabling could come first and the event would rightly be sent.
+    await waitUntil(
+      () => t.app.get(MikroORM).em.getConnection().execute(`select processed_at from domain_event where resource_id = ?`, [ignored]),
+      (rows) => rows.length === 1 && rows[0].processed_at !== null,
+    );
     await t.http().patch(CONFIG_PATH).set(bearer(org.adminKey)).send({ enabled: true }).expect(200);
     const sent = await createWallet(t, org, 'after enabling');
     await receiver.waitFor((r) => r.some((w) => w.body.resourceId === sent));
@@ -146,8 +154,9 @@ describe('webhook delivery', () => {
     expect(received.map((w) => w.raw.toString())).toEqual(Array(3).fill(received[0].raw.toString()));
     const gap1 = received[1].receivedAt - received[0].receivedAt;
     const gap2 = received[2].receivedAt - received[1].receivedAt;
-    // Test schedule 100ms, 200ms with ±20% jitter: at least 80 ms, then at least 160 ms.
+    // Schedule 100ms, 1s with ±20% jitter: at least 80 ms, then at least 800 ms.
     expect(gap1).toBeGreaterThanOrEqual(75);
+    expect(gap2).toBeGreaterThanOrEqual(795);
     expect(gap2).toBeGreaterThan(gap1);
     const id = received[0].body.id as string;
     const detail = await waitUntil(
