@@ -1,6 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { TestReceiver, waitUntil } from './support/receiver';
+import { WebhookReconciler } from '../src/modules/webhooks/webhook-reconciler.service';
 import { createTestApp, TestApp } from './support/test-app';
 import { CONFIG_PATH, configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
 
@@ -262,5 +263,22 @@ describe('webhook delivery', () => {
     expect(text).toMatch(/webhook_attempts_total\{outcome="success"\} [1-9]/);
     expect(text).toMatch(/webhook_queue_depth\{state="waiting"\} \d+/);
     expect(text).toMatch(/outbox_lag_seconds \d/);
+  });
+
+  it('prunes finished webhooks past the retention and keeps the rest', async () => {
+    const org = await createOrganization(t);
+    await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET });
+    const sent = await t.http().post(`${CONFIG_PATH}/test`).set(bearer(org.adminKey)).send({}).expect(202);
+    await waitUntil(
+      () => deliveryLog(org, '?status=succeeded'),
+      (res) => res.body.webhooks.length === 1,
+    );
+    const connection = t.app.get(MikroORM).em.getConnection();
+    // Age it past the 30-day default retention.
+    await connection.execute(`update webhook_delivery set created_at = now() - interval '31 days' where id = ?`, [sent.body.id]);
+    const fresh = await t.http().post(`${CONFIG_PATH}/test`).set(bearer(org.adminKey)).send({}).expect(202);
+    await t.app.get(WebhookReconciler).prune();
+    expectProblem(await t.http().get(`${WEBHOOKS_PATH}/${sent.body.id}`).set(bearer(org.adminKey)), 404, 'WEBHOOK_NOT_FOUND');
+    await t.http().get(`${WEBHOOKS_PATH}/${fresh.body.id}`).set(bearer(org.adminKey)).expect(200);
   });
 });
