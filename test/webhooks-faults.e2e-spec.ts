@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { MikroORM } from '@mikro-orm/postgresql';
 import Redis from 'ioredis';
 import { bearer, createOrganization } from './support/factories';
 import { TestReceiver, waitUntil } from './support/receiver';
@@ -119,6 +120,37 @@ describe('webhook delivery under faults', () => {
       await t.close();
     }
   });
+
+  it("a burst from one organization does not queue ahead of another organization's webhooks", async () => {
+    const t = await createTestApp({ QUEUE_PREFIX: uniquePrefix(), WEBHOOK_CONCURRENCY: '2', WEBHOOK_PER_RECEIVER_CONCURRENCY: '10' });
+    const quiet = await new TestReceiver().start();
+    try {
+      receiver.behaviour = () => ({ status: 200, delayMs: 20 });
+      const busy = await createOrganization(t);
+      const other = await createOrganization(t);
+      await configureWebhooks(t, busy, { url: receiver.url, sharedSecret: SECRET });
+      await configureWebhooks(t, other, { url: quiet.url, sharedSecret: SECRET });
+      // 1,000 changes committed at once by one organization (as a bulk import would).
+      await t.app
+        .get(MikroORM)
+        .em.getConnection()
+        .execute(
+          `insert into domain_event (id, created_at, organization_id, webhook_type, resource_type, resource_id, action, changes)
+           select gen_random_uuid(), clock_timestamp(), ?, 'custodialAccount', 'Wallet', gen_random_uuid(), 'create', null
+             from generate_series(1, 1000)`,
+          [busy.id],
+        );
+      await receiver.waitFor((r) => r.length >= 1);
+      await createWallet(t, other, 'one change');
+      await quiet.waitFor((r) => r.length === 1, 30_000);
+      // In one queue it would have waited for all 1,000; in its own lane it passes most of them.
+      expect(receiver.received.length).toBeLessThan(900);
+      await receiver.waitFor((r) => r.length === 1000, 60_000);
+    } finally {
+      await quiet.stop();
+      await t.close();
+    }
+  }, 90_000);
 
   it('a worker stopped with SIGTERM finishes the delivery in flight', async () => {
     const prefix = uniquePrefix();

@@ -4,7 +4,8 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import type { Queue } from 'bull';
 import { Client } from 'pg';
 import { AppConfig } from '../../config/app-config';
-import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_QUEUE } from './webhook-queue';
+import { BurstTracker } from './burst-tracker';
+import { BURST_THRESHOLD, deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
 
 const BATCH_SIZE = 500;
 const ENQUEUE_TIMEOUT_MS = 5000;
@@ -50,11 +51,13 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  private readonly bursts = new BurstTracker(BURST_THRESHOLD);
 
   constructor(
     private readonly em: EntityManager,
     private readonly config: AppConfig,
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
+    @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue<DeliverJobData>,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -97,14 +100,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       );
       const rows: { id: string; organization_id: string }[] = claimed.rows;
       if (rows.length === 0) return 0;
+      const lanes = { main: [] as string[], bulk: [] as string[] };
+      for (const row of interleaveByOrganization(rows)) lanes[this.bursts.lane(row.organization_id)].push(row.id);
+      const jobs = (ids: string[]) => ids.map((id) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id) }));
       await withTimeout(
-        this.queue.addBulk(
-          interleaveByOrganization(rows).map((row) => ({
-            name: DELIVER_JOB,
-            data: { webhookId: row.id },
-            opts: deliverJobOptions(row.id),
-          })),
-        ),
+        Promise.all([
+          lanes.main.length > 0 ? this.queue.addBulk(jobs(lanes.main)) : null,
+          lanes.bulk.length > 0 ? this.bulkQueue.addBulk(jobs(lanes.bulk)) : null,
+        ]),
         ENQUEUE_TIMEOUT_MS,
         'enqueueing webhooks',
       );

@@ -1,6 +1,10 @@
 import type { JobOptions } from 'bull';
 
 export const WEBHOOK_QUEUE = 'webhooks';
+/** Where an organization's burst goes, so it does not queue ahead of other organizations. */
+export const WEBHOOK_BULK_QUEUE = 'webhooks-bulk';
+/** Events per organization within 10 s that still count as ordinary traffic. */
+export const BURST_THRESHOLD = 200;
 export const DELIVER_JOB = 'deliver';
 export const RETRY_BACKOFF = 'webhook-retry';
 

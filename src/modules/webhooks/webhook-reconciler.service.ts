@@ -3,7 +3,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { AppConfig } from '../../config/app-config';
-import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_QUEUE } from './webhook-queue';
+import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
 
 const BATCH_SIZE = 1000;
 const PRUNE_EVERY_RUNS = 20;
@@ -25,6 +25,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     private readonly em: EntityManager,
     private readonly config: AppConfig,
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
+    @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue<DeliverJobData>,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -55,7 +56,11 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
       .orderBy('next_attempt_at')
       .limit(BATCH_SIZE)
       .select('id');
-    const ids = [...events, ...deliveries].map((row) => row.id);
+    // A burst waiting its turn in the bulk lane is not lost: leave it there rather than queue a
+    // second copy ahead of other organizations.
+    const candidates = [...events, ...deliveries].map((row) => row.id);
+    const inBulkLane = await Promise.all(candidates.map((id) => this.bulkQueue.getJob(id)));
+    const ids = candidates.filter((_, i) => !inBulkLane[i]);
     if (ids.length > 0) {
       await this.queue.addBulk(ids.map((id) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id) })));
     }

@@ -3,7 +3,7 @@ import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
 import { AppConfig } from '../../config/app-config';
 import { WebhookDeliveryService } from './webhook-delivery.service';
-import { DELIVER_JOB, DeliverJobData, WEBHOOK_QUEUE } from './webhook-queue';
+import { DELIVER_JOB, DeliverJobData, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
 
 /**
  * Thin on purpose: it hands the job to the delivery service and lets every failure propagate,
@@ -14,13 +14,16 @@ import { DELIVER_JOB, DeliverJobData, WEBHOOK_QUEUE } from './webhook-queue';
 export class WebhookProcessor implements OnApplicationBootstrap {
   constructor(
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
+    @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue<DeliverJobData>,
     private readonly delivery: WebhookDeliveryService,
     private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
-    void this.queue.process(DELIVER_JOB, this.config.webhook.concurrency, (job: Job<DeliverJobData>) =>
-      this.delivery.handle(job.data.webhookId),
-    );
+    const handle = (job: Job<DeliverJobData>) => this.delivery.handle(job.data.webhookId);
+    // Each lane has the full concurrency: the bulk lane must not slow a burst down, only keep
+    // it out of the way of other organizations' webhooks.
+    void this.queue.process(DELIVER_JOB, this.config.webhook.concurrency, handle);
+    void this.bulkQueue.process(DELIVER_JOB, this.config.webhook.concurrency, handle);
   }
 }

@@ -11,7 +11,7 @@ import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryService } from './webhook-delivery.service';
 import { registerOutboxLagSampler, registerQueueDepthSampler } from './webhook-metrics';
-import { WEBHOOK_QUEUE } from './webhook-queue';
+import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
 import { WebhookReconciler } from './webhook-reconciler.service';
 import { WebhookProcessor } from './webhook.processor';
 import { WebhooksController } from './webhooks.controller';
@@ -24,12 +24,18 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue,
+    @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue,
     private readonly em: EntityManager,
   ) {}
 
   onApplicationBootstrap(): void {
     this.unregister.push(
-      registerQueueDepthSampler(async () => ({ ...(await this.queue.getJobCounts()) })),
+      registerQueueDepthSampler(async () => {
+        const [main, bulk] = await Promise.all([this.queue.getJobCounts(), this.bulkQueue.getJobCounts()]);
+        const counts: Record<string, number> = { ...main };
+        for (const [state, value] of Object.entries(bulk)) counts[state] = (counts[state] ?? 0) + value;
+        return counts;
+      }),
       registerOutboxLagSampler(async () => {
         const row = await this.em
           .getKnex()('domain_event')
@@ -57,7 +63,7 @@ export class WebhooksModule {
       module: WebhooksModule,
       imports: [
         MikroOrmModule.forFeature([WebhookDelivery, WebhookAttempt]),
-        BullModule.registerQueue({ name: WEBHOOK_QUEUE }),
+        BullModule.registerQueue({ name: WEBHOOK_QUEUE }, { name: WEBHOOK_BULK_QUEUE }),
         DomainEventsModule,
         WebhookConfigModule,
         AuditModule,
