@@ -4,6 +4,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
+import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { DatabaseModule } from './database/database.module';
 import { loggerParams } from './logging';
 import { AuditModule } from './modules/audit/audit.module';
@@ -43,6 +44,7 @@ export class AppModule {
         WebhooksModule.register({ worker: config.role !== 'api' }),
         WhitelistModule,
         WebhookConfigModule,
+        RateLimitModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
     };

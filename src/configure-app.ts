@@ -8,6 +8,7 @@ import { API_KEY_SCHEME, OPERATOR_SCHEME } from './common/auth/access';
 import { bodyParserErrorStatus, bodyParserProblem } from './common/errors/problem-details.filter';
 import { buildProblem, sendProblem } from './common/errors/problem-details';
 import { validationExceptionFactory } from './common/errors/validation';
+import { enforceJsonBodyRules } from './common/http/json-body-rules';
 import { requestIdMiddleware } from './common/http/request-id';
 import { AppConfig } from './config/app-config';
 
@@ -36,7 +37,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     );
   }
   app.use(requireJsonBody);
-  app.use(express.json({ limit: config.bodyLimitBytes, strict: true }));
+  app.use(express.json({ limit: config.bodyLimitBytes, strict: true, verify: enforceJsonBodyRules(config.jsonMaxDepth) }));
   app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     const status = bodyParserErrorStatus(error);
     if (status === null) return next(error);

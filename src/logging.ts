@@ -14,6 +14,33 @@ export const REDACTED_LOG_PATHS = [
   'sharedSecret',
 ];
 
+/** Query parameters whose values are credentials when a client puts them in the URL by mistake. */
+const SECRET_QUERY_PARAMETER = /^(api[-_]?key|key|token|access[-_]?token|secret|shared[-_]?secret|password|authorization)$/i;
+
+/**
+ * The request URL as logged: the service never reads credentials from the query string, but a
+ * client that sends them there must not have them written to the logs either.
+ */
+export function redactUrl(url: string): string {
+  const queryAt = url.indexOf('?');
+  if (queryAt < 0) return url;
+  const query = url
+    .slice(queryAt + 1)
+    .split('&')
+    .map((pair) => {
+      const [name] = pair.split('=', 1);
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name);
+      } catch {
+        // an undecodable name is logged as sent
+      }
+      return SECRET_QUERY_PARAMETER.test(decoded.replace(/\[.*$/, '')) ? `${name}=[redacted]` : pair;
+    })
+    .join('&');
+  return `${url.slice(0, queryAt)}?${query}`;
+}
+
 export function loggerParams(config: AppConfig, destination?: NodeJS.WritableStream): Params {
   return {
     pinoHttp: [
@@ -25,7 +52,7 @@ export function loggerParams(config: AppConfig, destination?: NodeJS.WritableStr
         autoLogging: { ignore: (req: IncomingMessage) => /^\/(health\/|metrics)/.test(req.url ?? '') },
         customLogLevel: (_req: IncomingMessage, res: ServerResponse, err?: Error) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
         serializers: {
-          req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+          req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
           res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
         },
       },

@@ -18,6 +18,8 @@ describe('loadConfig', () => {
     expect(config.webhook.timeoutMs).toBe(3000);
     expect(config.webhook.allowHttp).toBe(true);
     expect(config.webhook.allowPrivateNetworks).toBe(true);
+    expect(config.jsonMaxDepth).toBe(32);
+    expect(config.rateLimit).toEqual({ perKey: 6000, perIp: 600, windowMs: 60_000 });
   });
 
   it('turns on strict defaults in production and requires the encryption key', () => {
@@ -42,9 +44,21 @@ describe('loadConfig', () => {
     ['WEBHOOK_TIMEOUT_MS', '-1'],
     ['OPERATOR_API_KEY', 'short'],
     ['QUEUE_PREFIX', 'has space'],
+    ['RATE_LIMIT_PER_KEY', '-5'],
+    ['RATE_LIMIT_PER_IP', 'lots'],
+    ['RATE_LIMIT_WINDOW', 'soon'],
+    ['JSON_MAX_DEPTH', '1'],
   ])('stops with a message naming %s when it is %p', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('reads rate limits, with 0 turning a limit off', () => {
+    expect(loadConfig({ RATE_LIMIT_PER_KEY: '0', RATE_LIMIT_PER_IP: '3', RATE_LIMIT_WINDOW: '10s' }).rateLimit).toEqual({
+      perKey: 0,
+      perIp: 3,
+      windowMs: 10_000,
+    });
   });
 
   it('honours a custom retry schedule', () => {

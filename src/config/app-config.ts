@@ -20,6 +20,13 @@ export abstract class AppConfig {
   abstract readonly secretsEncryptionKey: Buffer;
   abstract readonly logLevel: string;
   abstract readonly bodyLimitBytes: number;
+  abstract readonly jsonMaxDepth: number;
+  /** Requests per window; 0 turns that limit off. */
+  abstract readonly rateLimit: {
+    readonly perKey: number;
+    readonly perIp: number;
+    readonly windowMs: number;
+  };
   abstract readonly apiKeyCacheTtlMs: number;
   abstract readonly whitelistMaxContracts: number;
   abstract readonly webhook: {
@@ -142,6 +149,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     secretsEncryptionKey,
     logLevel,
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 256 * 1024, 1024, 50 * 1024 * 1024),
+    jsonMaxDepth: int('JSON_MAX_DEPTH', 32, 2, 1000),
+    rateLimit: {
+      perKey: int('RATE_LIMIT_PER_KEY', 6000, 0, 10_000_000),
+      perIp: int('RATE_LIMIT_PER_IP', 600, 0, 10_000_000),
+      windowMs: duration('RATE_LIMIT_WINDOW', 60_000),
+    },
     apiKeyCacheTtlMs: int('API_KEY_CACHE_TTL_MS', 2000, 0, 5000),
     whitelistMaxContracts: int('WHITELIST_MAX_CONTRACTS', 10_000, 1, 1_000_000),
     webhook: {

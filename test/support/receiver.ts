@@ -9,8 +9,14 @@ export interface ReceivedWebhook {
   receivedAt: number;
 }
 
-/** What the receiver does with the n-th request (1-based): answer a status after a delay, or never. */
-export type Behaviour = (n: number, webhook: ReceivedWebhook) => { status: number; delayMs?: number } | 'hang' | 'destroy';
+/**
+ * What the receiver does with the n-th request (1-based): answer a status after a delay, never
+ * answer ('hang'), close the connection ('destroy'), or answer bytes that are not HTTP ('garbage').
+ */
+export type Behaviour = (
+  n: number,
+  webhook: ReceivedWebhook,
+) => { status: number; delayMs?: number } | 'hang' | 'destroy' | 'garbage';
 
 /** A real HTTP server on loopback standing in for an integrator's webhook endpoint. */
 export class TestReceiver {
@@ -45,6 +51,10 @@ export class TestReceiver {
         }
         if (action === 'destroy') {
           req.socket.destroy();
+          return;
+        }
+        if (action === 'garbage') {
+          req.socket.end('\u0016\u0003\u0001 this is not HTTP at all\r\n\r\n');
           return;
         }
         const answer = () => res.writeHead(action.status, { 'content-type': 'text/plain' }).end('ok');

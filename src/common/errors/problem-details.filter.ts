@@ -76,6 +76,12 @@ export function bodyParserProblem(error: unknown, status: number, requestId: str
   if (type === 'entity.parse.failed') {
     return buildProblem(400, 'MALFORMED_JSON', 'The request body is not valid JSON.', requestId);
   }
+  if (type === 'entity.too.deep') {
+    return buildProblem(400, 'JSON_TOO_DEEP', (error as Error).message, requestId);
+  }
+  if (type === 'entity.invalid.character') {
+    return buildProblem(400, 'INVALID_CHARACTER', (error as Error).message, requestId);
+  }
   if (type === 'entity.too.large') {
     return buildProblem(413, 'PAYLOAD_TOO_LARGE', 'The request body is too large.', requestId);
   }
@@ -91,5 +97,11 @@ function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: string; name?: string; message?: string };
   if (e?.name === 'ConnectionException') return true;
   if (typeof e?.code === 'string' && CONNECTION_ERROR_CODES.has(e.code)) return true;
-  return typeof e?.message === 'string' && /Connection terminated|timeout exceeded when trying to connect/i.test(e.message);
+  // knex reports the rest of a transaction whose connection died as "already complete".
+  return (
+    typeof e?.message === 'string' &&
+    /Connection terminated|Connection ended unexpectedly|encountered a connection error and is not queryable|timeout exceeded when trying to connect|Transaction query already complete/i.test(
+      e.message,
+    )
+  );
 }

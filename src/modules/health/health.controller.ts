@@ -1,6 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Controller, Get, Header, Inject, OnModuleDestroy } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import { PublicRoute } from '../../common/auth/access';
 import { DomainError } from '../../common/errors/domain-error';
@@ -26,6 +27,8 @@ class HealthDto {
 
 @ApiTags('Operations')
 @PublicRoute()
+// Probes and scrapes must keep working whatever the traffic, and while Redis is down.
+@SkipThrottle()
 @Controller()
 export class HealthController implements OnModuleDestroy {
   constructor(

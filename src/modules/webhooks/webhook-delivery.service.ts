@@ -7,7 +7,7 @@ import { ReceiverLimiter, receiverKey } from './receiver-limiter';
 import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
 import { RetryLaterError } from './webhook-queue';
 import { SendResult, WebhookSender } from './webhook-sender';
-import { buildWebhookBody, retryDelayMs, signWebhookBody } from './webhook.rules';
+import { attemptLeaseMs, buildWebhookBody, furthestLegitimateAttemptMs, retryDelayMs, signWebhookBody } from './webhook.rules';
 
 const USER_AGENT = 'nft-wallet-webhooks/1.0';
 const INTERRUPTED = 'the worker stopped before the attempt completed';
@@ -51,6 +51,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   private readonly sender: WebhookSender;
   /** How long a claimed attempt keeps others away; past it, a crashed attempt is retried. */
   private readonly leaseMs: number;
+  private readonly furthestAttemptMs: number;
 
   constructor(
     private readonly em: EntityManager,
@@ -64,7 +65,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       allowPrivateNetworks: config.webhook.allowPrivateNetworks,
       connectionsPerReceiver: config.webhook.perReceiverConcurrency,
     });
-    this.leaseMs = config.webhook.timeoutMs * 2 + 5000;
+    this.leaseMs = attemptLeaseMs(config.webhook.timeoutMs);
+    this.furthestAttemptMs = furthestLegitimateAttemptMs(config.webhook.retryScheduleMs, this.leaseMs);
   }
 
   /** Job entry point: judge the event if nobody has yet, then attempt delivery if one is due. */
@@ -150,7 +152,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       if (row.status !== 'pending') return { kind: 'done' };
       // Raw queries return timestamps as PostgreSQL text.
       const dueInMs = row.next_attempt_at ? new Date(row.next_attempt_at).getTime() - Date.now() : 0;
-      if (dueInMs > 50) return { kind: 'notDue', dueInMs };
+      // Further ahead than anything this service schedules: a skewed clock wrote it, so it is due.
+      if (dueInMs > 50 && dueInMs <= this.furthestAttemptMs) return { kind: 'notDue', dueInMs };
 
       const target = { url: config?.url ?? null, secret: config?.sharedSecret ?? null, enabled: config?.enabled ?? false };
       let receiver: string | null = null;

@@ -4,6 +4,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import type { Queue } from 'bull';
 import { AppConfig } from '../../config/app-config';
 import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
+import { attemptLeaseMs, furthestLegitimateAttemptMs } from './webhook.rules';
 
 const BATCH_SIZE = 1000;
 const PRUNE_EVERY_RUNS = 20;
@@ -50,9 +51,13 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
       .orderBy('created_at')
       .limit(BATCH_SIZE)
       .select('id');
+    // Far-future attempts were scheduled by a host whose clock ran ahead: due now (see claim).
+    const skewedAfter = new Date(
+      Date.now() + furthestLegitimateAttemptMs(this.config.webhook.retryScheduleMs, attemptLeaseMs(this.config.webhook.timeoutMs)),
+    );
     const deliveries: { id: string }[] = await knex('webhook_delivery')
       .where('status', 'pending')
-      .where('next_attempt_at', '<', cutoff)
+      .where((q) => q.where('next_attempt_at', '<', cutoff).orWhere('next_attempt_at', '>', skewedAfter))
       .orderBy('next_attempt_at')
       .limit(BATCH_SIZE)
       .select('id');

@@ -1,5 +1,13 @@
 import { createHmac } from 'node:crypto';
-import { buildWebhookBody, isSuccessStatus, retryDelayMs, signWebhookBody } from './webhook.rules';
+import {
+  attemptLeaseMs,
+  buildWebhookBody,
+  CLOCK_SKEW_TOLERANCE_MS,
+  furthestLegitimateAttemptMs,
+  isSuccessStatus,
+  retryDelayMs,
+  signWebhookBody,
+} from './webhook.rules';
 
 const source = {
   organizationId: '01a20000-0000-7000-8000-000000000001',
@@ -89,5 +97,14 @@ describe('isSuccessStatus', () => {
   it('accepts 2xx only', () => {
     expect([200, 201, 204, 299].every(isSuccessStatus)).toBe(true);
     expect([null, 199, 301, 302, 400, 404, 500].some((s) => isSuccessStatus(s as number | null))).toBe(false);
+  });
+});
+
+describe('furthestLegitimateAttemptMs', () => {
+  it('covers the longest jittered delay, or the lease when that is longer, plus the skew tolerance', () => {
+    const schedule = [5000, 86_400_000];
+    expect(furthestLegitimateAttemptMs(schedule, attemptLeaseMs(3000))).toBe(86_400_000 * 1.2 + CLOCK_SKEW_TOLERANCE_MS);
+    for (let i = 0; i < 100; i += 1) expect(retryDelayMs(schedule, 2)).toBeLessThanOrEqual(furthestLegitimateAttemptMs(schedule, 0));
+    expect(furthestLegitimateAttemptMs([100, 200], attemptLeaseMs(1000))).toBe(7000 + CLOCK_SKEW_TOLERANCE_MS);
   });
 });

@@ -48,6 +48,24 @@ export function retryDelayMs(
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
+/** How long a claimed attempt keeps other workers away; past it, a crashed attempt is retried. */
+export function attemptLeaseMs(timeoutMs: number): number {
+  return timeoutMs * 2 + 5000;
+}
+
+/** Clock difference between hosts that is still taken at face value. */
+export const CLOCK_SKEW_TOLERANCE_MS = 60_000;
+
+/**
+ * The furthest ahead this service ever schedules an attempt (the longest retry delay with its
+ * jitter, or an attempt's lease), plus the skew tolerance. A next attempt later than this was
+ * written by a host whose clock ran ahead; honouring it would hold the webhook for as long as
+ * that clock was wrong, so it counts as due now.
+ */
+export function furthestLegitimateAttemptMs(schedule: readonly number[], leaseMs: number): number {
+  return Math.max(leaseMs, Math.ceil(Math.max(0, ...schedule) * 1.2)) + CLOCK_SKEW_TOLERANCE_MS;
+}
+
 /** Success is any 2xx received in time; everything else is a failed attempt (no redirects). */
 export function isSuccessStatus(status: number | null): boolean {
   return status !== null && status >= 200 && status < 300;

@@ -1,0 +1,91 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type { ThrottlerStorage } from '@nestjs/throttler';
+import type Redis from 'ioredis';
+import { AppConfig } from '../../config/app-config';
+import { createRedisClient } from '../../queue/redis';
+
+/**
+ * One fixed window per caller: the first hit starts the window, and the count and expiry change
+ * in one atomic step so that every instance sharing Redis sees the same count.
+ */
+const HIT_SCRIPT = `
+local hits = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {hits, ttl}
+`;
+
+/** A slow Redis must not slow the API down: past this, the request goes through uncounted. */
+const COMMAND_TIMEOUT_MS = 500;
+const WARN_EVERY_MS = 10_000;
+const CONNECT_WAIT_MS = 1000;
+
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+type RedisWithHit = Redis & { rateLimitHit(key: string, windowMs: number): Promise<[number, number]> };
+
+/**
+ * Rate-limit counts in Redis, shared by every instance. Fails open: when Redis is unreachable
+ * the request is allowed and a warning logged, because refusing every API call would turn a
+ * Redis outage into a full outage while PostgreSQL, which holds the data, is fine.
+ */
+@Injectable()
+export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('RateLimit');
+  private readonly redis: RedisWithHit;
+  private readonly prefix: string;
+  private lastWarnAt = 0;
+  private skippedWarnings = 0;
+
+  constructor(private readonly config: AppConfig) {
+    this.redis = createRedisClient(config.redisUrl, 'rate-limit', { commandTimeout: COMMAND_TIMEOUT_MS }) as RedisWithHit;
+    this.redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    this.redis.on('error', () => undefined);
+    this.prefix = `${config.queuePrefix}:rate-limit:`;
+  }
+
+  /** Waits briefly for Redis so the first requests are counted, but never holds start-up for it. */
+  async onModuleInit(): Promise<void> {
+    if (this.config.role === 'worker' || this.redis.status !== 'wait') return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.redis.connect().catch((error: unknown) => this.warn(error)),
+      new Promise((resolve) => (timer = setTimeout(resolve, CONNECT_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** A caller over the limit stays blocked until its window ends (Retry-After says when). */
+  async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
+    try {
+      const [hits, ttlMs] = await this.redis.rateLimitHit(this.prefix + key, ttl);
+      const timeToExpire = Math.max(1, Math.ceil(ttlMs / 1000));
+      const isBlocked = hits > limit;
+      return { totalHits: hits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 };
+    } catch (error) {
+      this.warn(error);
+      return { totalHits: 0, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
+    }
+  }
+
+  /** One line per interval at most: an outage would otherwise log once per request. */
+  private warn(error: unknown): void {
+    const now = Date.now();
+    if (now - this.lastWarnAt < WARN_EVERY_MS) {
+      this.skippedWarnings += 1;
+      return;
+    }
+    this.logger.warn(
+      { err: error, suppressedSinceLast: this.skippedWarnings },
+      'rate limiting is off while Redis is unreachable; requests are allowed uncounted',
+    );
+    this.lastWarnAt = now;
+    this.skippedWarnings = 0;
+  }
+
+  onModuleDestroy(): void {
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,115 @@
+import type { Access } from '../src/common/auth/access';
+import { hasRole, Role } from '../src/common/auth/principal';
+import { OrgFixture, createOrgFixture, sampleBody } from './support/org-fixture';
+import { TestReceiver } from './support/receiver';
+import { AppRoute, controllerRoutes, describeRoute, fillPath, servedRoutes } from './support/routes';
+import { createTestApp, OPERATOR_KEY, TestApp } from './support/test-app';
+
+/**
+ * Every route of the running app, called by every kind of caller. The route list comes from the
+ * application itself, so a new route is covered (or, without an access decorator, fails) with no
+ * change here.
+ */
+type Caller =
+  | { name: 'no key' }
+  | { name: 'revoked key' }
+  | { name: 'operator key' }
+  | { name: 'read key' | 'write key' | 'admin key'; roles: Role[] }
+  | { name: "another organization's admin key"; roles: Role[] };
+
+type Expected = { kind: 'status'; status: 401 | 403 | 404 } | { kind: 'allowed' };
+
+function expectedFor(access: Access, route: AppRoute, caller: Caller): Expected {
+  if (access.kind === 'public') return { kind: 'allowed' };
+  if (access.kind === 'operator') return caller.name === 'operator key' ? { kind: 'allowed' } : { kind: 'status', status: 401 };
+  if (!('roles' in caller)) return { kind: 'status', status: 401 };
+  if (!hasRole(caller.roles, access.role)) return { kind: 'status', status: 403 };
+  // Another organization's objects do not exist for this key.
+  if (caller.name === "another organization's admin key" && route.params.length > 0) return { kind: 'status', status: 404 };
+  return { kind: 'allowed' };
+}
+
+const CODES: Record<number, string[]> = { 401: ['UNAUTHENTICATED', 'INVALID_API_KEY'], 403: ['FORBIDDEN'] };
+
+describe('authorization matrix over every route', () => {
+  let t: TestApp;
+  let receiver: TestReceiver;
+  let own: OrgFixture;
+  let other: OrgFixture;
+  let routes: AppRoute[];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    receiver = await new TestReceiver().start();
+    own = await createOrgFixture(t, receiver);
+    other = await createOrgFixture(t, receiver);
+    routes = controllerRoutes(t.app);
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.stop();
+  });
+
+  it('reads the whole route table, and every route carries an access decorator', () => {
+    const table = routes.map((r) => `${r.method} ${r.path}`).sort();
+    // Nothing is served outside the controllers the matrix walks.
+    expect(servedRoutes(t.app)).toEqual(table);
+    expect(routes.length).toBeGreaterThanOrEqual(25);
+    expect(routes.filter((r) => r.access === undefined).map(describeRoute)).toEqual([]);
+    expect(new Set(routes.map((r) => r.access?.kind))).toEqual(new Set(['public', 'operator', 'apiKey']));
+  });
+
+  it('has a real object of this organization for every path parameter', () => {
+    const missing = routes.flatMap((r) => r.params.filter((p) => !(p in own.params)).map((p) => `${describeRoute(r)}: ${p}`));
+    expect(missing).toEqual([]);
+  });
+
+  const callers: [string, () => { caller: Caller; key: string | null }][] = [
+    ['no key', () => ({ caller: { name: 'no key' }, key: null })],
+    ['a revoked key', () => ({ caller: { name: 'revoked key' }, key: own.keys.revoked })],
+    ['a read key', () => ({ caller: { name: 'read key', roles: ['read'] }, key: own.keys.read })],
+    ['a write key', () => ({ caller: { name: 'write key', roles: ['write'] }, key: own.keys.write })],
+    // Before the organization's own admin key, whose deletions would otherwise make a 404 trivial.
+    [
+      "another organization's admin key",
+      () => ({ caller: { name: "another organization's admin key", roles: ['admin'] }, key: other.keys.admin }),
+    ],
+    ['an admin key', () => ({ caller: { name: 'admin key', roles: ['admin'] }, key: own.keys.admin })],
+    ['the operator key', () => ({ caller: { name: 'operator key' }, key: OPERATOR_KEY })],
+  ];
+
+  it.each(callers)('with %s, every route answers as its access level says', async (_, make) => {
+    const { caller, key } = make();
+    const wrong: string[] = [];
+    const ownIds = Object.values(own.params);
+    for (const route of routes) {
+      const access = route.access!;
+      const expected = expectedFor(access, route, caller);
+      const path = fillPath(route.path, own.params);
+      let req = t.http()[route.method.toLowerCase() as 'get'](path);
+      if (key) req = req.set('authorization', `Bearer ${key}`);
+      const body = sampleBody(route.method, route.path, own.params);
+      const res = await (body === undefined ? req : req.send(body));
+      const label = `${caller.name} → ${describeRoute(route)}: ${res.status} ${res.body?.code ?? ''}`;
+      if (res.status >= 500) wrong.push(`${label} (a fault)`);
+      else if (expected.kind === 'status') {
+        if (res.status !== expected.status) wrong.push(`${label}, expected ${expected.status}`);
+        else if (CODES[expected.status] && !CODES[expected.status].includes(res.body.code)) wrong.push(`${label}, unexpected code`);
+        else if (!/^application\/problem\+json/.test(res.headers['content-type'] ?? '')) wrong.push(`${label}, not problem details`);
+      } else if (caller.name === "another organization's admin key") {
+        // Let through, but a body naming this organization's objects finds nothing.
+        if (res.status >= 300 && res.status !== 404) wrong.push(`${label}, expected success or 404`);
+      } else if (res.status >= 300) {
+        // Sample bodies are valid, so a route a caller may use succeeds.
+        wrong.push(`${label}, expected success`);
+      }
+      if (caller.name === "another organization's admin key" && res.status < 300) {
+        // Whatever another organization is let through to, none of this organization's data shows.
+        const text = JSON.stringify(res.body);
+        const leaked = ownIds.filter((id) => text.toLowerCase().includes(id.toLowerCase()));
+        if (leaked.length > 0) wrong.push(`${label}, shows ${leaked.join(', ')}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+});

@@ -1,0 +1,74 @@
+import { bearer, createApiKey, createOrganization, TestOrganization } from './factories';
+import { newAddress, nextBlockchainTokenId, nftApi } from './nft';
+import { TestReceiver, waitUntil } from './receiver';
+import { OPERATOR_KEY, TestApp } from './test-app';
+import { configureWebhooks, WEBHOOKS_PATH } from './webhooks';
+
+export const FIXTURE_SECRET = 'fixture-shared-secret-0123456789';
+
+/** An organization holding one object of every kind a route can address, and keys of every kind. */
+export interface OrgFixture {
+  org: TestOrganization;
+  keys: { read: string; write: string; admin: string; revoked: string };
+  /** A real value for every path parameter of the API, all of this organization. */
+  params: Record<string, string>;
+}
+
+export async function createOrgFixture(t: TestApp, receiver: TestReceiver): Promise<OrgFixture> {
+  const org = await createOrganization(t);
+  const read = (await createApiKey(t, org.id, ['read'])).key;
+  const write = (await createApiKey(t, org.id, ['write'])).key;
+  const revoked = await createApiKey(t, org.id, ['admin'], 'revoked');
+  await t.http().delete(`/admin/v1/organizations/${org.id}/api-keys/${revoked.id}`).set(bearer(OPERATOR_KEY)).expect(204);
+  const disposable = await createApiKey(t, org.id, ['read'], 'disposable');
+
+  await configureWebhooks(t, org, { url: receiver.url, sharedSecret: FIXTURE_SECRET });
+  const api = nftApi(t, org.adminKey);
+  const wallet = await api.wallet({ name: 'fixture wallet' });
+  const token = await api.token({ contractAddress: newAddress(), blockchainTokenId: nextBlockchainTokenId() });
+  const transaction = await api.mint(token.id, wallet.id, '5');
+  const contractAddress = newAddress();
+  await t
+    .http()
+    .post('/api/organization/v1/current-organization/nft-whitelist/contracts')
+    .set(bearer(org.adminKey))
+    .send({ contractAddresses: [contractAddress] })
+    .expect(200);
+  const log = await waitUntil(
+    () => t.http().get(WEBHOOKS_PATH).set(bearer(org.adminKey)),
+    (res) => res.status === 200 && res.body.webhooks.length > 0,
+  );
+  return {
+    org,
+    keys: { read, write, admin: org.adminKey, revoked: revoked.key },
+    params: {
+      organizationId: org.id,
+      apiKeyId: disposable.id,
+      walletId: wallet.id,
+      tokenId: token.id,
+      transactionId: transaction.id,
+      webhookId: log.body.webhooks[0].id,
+      contractAddress,
+    },
+  };
+}
+
+/** A valid body for each writing route, so that a refusal can only come from access rules. */
+export function sampleBody(method: string, path: string, params: Record<string, string>): Record<string, unknown> | undefined {
+  const bodies: Record<string, () => Record<string, unknown>> = {
+    'POST /admin/v1/organizations': () => ({ name: 'sample organization' }),
+    'POST /admin/v1/organizations/:organizationId/api-keys': () => ({ name: 'sample', roles: ['read'] }),
+    'POST /api/organization/v1/current-organization/api-keys': () => ({ name: 'sample', roles: ['read'] }),
+    'POST /v1/wallets': () => ({ name: 'sample wallet' }),
+    'POST /v1/tokens': () => ({ contractAddress: newAddress(), blockchainTokenId: nextBlockchainTokenId() }),
+    'PATCH /v1/tokens/:tokenId': () => ({ metadata: { name: 'renamed' } }),
+    'POST /v1/transactions': () => ({ tokenId: params.tokenId, toWalletId: params.walletId }),
+    'POST /api/organization/v1/current-organization/webhook-config/test': () => ({}),
+    'PATCH /api/organization/v1/current-organization/webhook-config': () => ({}),
+    'PATCH /api/organization/v1/current-organization/nft-whitelist': () => ({ enabled: false }),
+    'POST /api/organization/v1/current-organization/nft-whitelist/contracts': () => ({ contractAddresses: [newAddress()] }),
+  };
+  const make = bodies[`${method} ${path}`];
+  if (make) return make();
+  return method === 'GET' || method === 'DELETE' ? undefined : {};
+}
