@@ -17,47 +17,69 @@ export class BalanceRepository extends EntityRepository<Balance> {
    * hidden by the whitelist are filtered inside the query, so a page is full whenever more exist.
    * The whitelist rule is keyed on the wallet's organization (equal to the token's by the join), a
    * constant for the whole query, so PostgreSQL evaluates the switch once rather than per row.
+   * The token is joined by primary key and the balance row's organization, never the wallet's:
+   * with `t.organization_id = w.organization_id` the planner may merge-join against every token
+   * of the organization in id order, which costs as much as the organization is large (see
+   * bench/results/whitelist-explain.txt), instead of one index probe per balance read.
    * Returns null when the wallet is not the organization's.
    */
-  async walletPage(query: {
-    organizationId: string;
-    walletId: string;
-    afterTokenId: string | null;
-    contractAddresses: string[] | null;
-    limit: number;
-  }): Promise<HeldToken[] | null> {
-    const params: unknown[] = [];
-    const conditions: string[] = [];
-    if (query.afterTokenId !== null) {
-      conditions.push(`and b."token_id" > ?`);
-      params.push(query.afterTokenId);
-    }
-    if (query.contractAddresses !== null && query.contractAddresses.length > 0) {
-      conditions.push(`and t."contract_address" in (?)`);
-      params.push(query.contractAddresses);
-    }
-    params.push(query.limit, query.walletId, query.organizationId);
-    const rows = await this.getEntityManager().execute<Record<string, unknown>[]>(
-      `select w."id" as "walletId", p.*
-         from "wallet" w
-         left join lateral (
-           select b."token_id" as "tokenId", b."amount"::text as "amount", ${tokenColumnsSql('t', 'tk_')}
-             from "balance" b
-             join "token" t on t."id" = b."token_id" and t."organization_id" = w."organization_id"
-            where b."wallet_id" = w."id"
-              and b."amount" > 0
-              ${conditions.join('\n              ')}
-              and ${whitelistVisibleForSql('w."organization_id"', 't."contract_address"')}
-            order by b."token_id"
-            limit ?
-         ) p on true
-        where w."id" = ? and w."organization_id" = ?
-        order by p."tokenId"`,
-      params,
-    );
-    if (rows.length === 0) return null;
-    return rows
-      .filter((row) => row.tokenId !== null)
-      .map((row) => ({ tokenId: row.tokenId as string, amount: row.amount as string, token: tokenViewFromRow(row, 'tk_') }));
+  async walletPage(query: WalletPageQuery): Promise<HeldToken[] | null> {
+    const { sql, params } = walletPageSql(query);
+    // Bound parameters rather than em.execute, which first inlines every value into the long SQL text.
+    const result = await this.getEntityManager().getKnex().raw(sql, params as never[]);
+    return heldTokensFromRows(result.rows);
   }
+}
+
+export interface WalletPageQuery {
+  organizationId: string;
+  walletId: string;
+  afterTokenId: string | null;
+  contractAddresses: string[] | null;
+  limit: number;
+}
+
+/**
+ * The balances page as one statement with `?` placeholders, one per value.
+ * Exported so that the benchmark's raw baseline runs exactly the service's SQL.
+ */
+export function walletPageSql(query: WalletPageQuery): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const conditions: string[] = [];
+  if (query.afterTokenId !== null) {
+    conditions.push(`and b."token_id" > ?`);
+    params.push(query.afterTokenId);
+  }
+  if (query.contractAddresses !== null && query.contractAddresses.length > 0) {
+    conditions.push(`and t."contract_address" in (${query.contractAddresses.map(() => '?').join(', ')})`);
+    params.push(...query.contractAddresses);
+  }
+  params.push(query.limit, query.walletId, query.organizationId);
+  const sql = `select w."id" as "walletId", p.*
+       from "wallet" w
+       left join lateral (
+         select b."token_id" as "tokenId", b."amount"::text as "amount", ${TOKEN_COLUMNS}
+           from "balance" b
+           join "token" t on t."id" = b."token_id" and t."organization_id" = b."organization_id"
+          where b."wallet_id" = w."id"
+            and b."amount" > 0
+            ${conditions.join('\n            ')}
+            and ${WALLET_WHITELIST}
+          order by b."token_id"
+          limit ?
+       ) p on true
+      where w."id" = ? and w."organization_id" = ?
+      order by p."tokenId"`;
+  return { sql, params };
+}
+
+const TOKEN_COLUMNS = tokenColumnsSql('t', 'tk_');
+const WALLET_WHITELIST = whitelistVisibleForSql('w."organization_id"', 't."contract_address"');
+
+/** Reads back the rows of walletPageSql: null when the wallet is not the organization's. */
+export function heldTokensFromRows(rows: Record<string, unknown>[]): HeldToken[] | null {
+  if (rows.length === 0) return null;
+  return rows
+    .filter((row) => row.tokenId !== null)
+    .map((row) => ({ tokenId: row.tokenId as string, amount: row.amount as string, token: tokenViewFromRow(row, 'tk_') }));
 }

@@ -12,6 +12,29 @@ describe('ReceiverLimiter', () => {
     expect(limiter.count('a')).toBe(2);
   });
 
+  it('waits for a fast receiver only: the next freed slot goes to the first waiter', async () => {
+    const limiter = new ReceiverLimiter(1, { fastReceiverMs: 100, maxWaitMs: 1000 });
+    expect(limiter.tryAcquire('a')).toBe(true);
+    expect(limiter.isFast('a')).toBe(false); // nothing known yet
+    limiter.release('a', 5);
+    expect(limiter.isFast('a')).toBe(true);
+    expect(limiter.tryAcquire('a')).toBe(true);
+    const waiting = limiter.waitForSlot('a');
+    limiter.release('a', 5);
+    await expect(waiting).resolves.toBe(true);
+    expect(limiter.count('a')).toBe(1);
+    limiter.release('a', 2000);
+    expect(limiter.isFast('a')).toBe(false);
+  });
+
+  it('gives up waiting after maxWaitMs', async () => {
+    const limiter = new ReceiverLimiter(1, { fastReceiverMs: 100, maxWaitMs: 20 });
+    expect(limiter.tryAcquire('a')).toBe(true);
+    await expect(limiter.waitForSlot('a')).resolves.toBe(false);
+    limiter.release('a');
+    expect(limiter.count('a')).toBe(0);
+  });
+
   it('keys receivers by origin', () => {
     expect(receiverKey('https://example.com/a?x=1')).toBe(receiverKey('https://example.com:443/b'));
     expect(receiverKey('http://127.0.0.1:8080/a')).not.toBe(receiverKey('http://127.0.0.1:8081/a'));

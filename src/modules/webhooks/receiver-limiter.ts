@@ -4,8 +4,14 @@
  */
 export class ReceiverLimiter {
   private readonly inFlight = new Map<string, number>();
+  private readonly waiters = new Map<string, ((granted: boolean) => void)[]>();
+  /** Smoothed duration of recent sends per receiver: only a receiver known to be fast is waited for. */
+  private readonly typicalMs = new Map<string, number>();
 
-  constructor(private readonly perReceiver: number) {}
+  constructor(
+    private readonly perReceiver: number,
+    private readonly options: { fastReceiverMs: number; maxWaitMs: number } = { fastReceiverMs: 0, maxWaitMs: 0 },
+  ) {}
 
   tryAcquire(receiver: string): boolean {
     const current = this.inFlight.get(receiver) ?? 0;
@@ -14,7 +20,51 @@ export class ReceiverLimiter {
     return true;
   }
 
-  release(receiver: string): void {
+  /** Whether the receiver's recent requests finished fast enough that waiting for one of its slots pays. */
+  isFast(receiver: string): boolean {
+    const typical = this.typicalMs.get(receiver);
+    return this.options.maxWaitMs > 0 && typical !== undefined && typical <= this.options.fastReceiverMs;
+  }
+
+  /**
+   * A slot now, or the next one freed within maxWaitMs (first come, first served); false when
+   * none frees in time. Callers wait only for a receiver that isFast, so a slow or failing
+   * receiver can never tie up the worker's other job slots.
+   */
+  waitForSlot(receiver: string): Promise<boolean> {
+    if (this.tryAcquire(receiver)) return Promise.resolve(true);
+    if (this.options.maxWaitMs <= 0) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const queue = this.waiters.get(receiver) ?? [];
+      const waiter = (granted: boolean) => {
+        clearTimeout(timer);
+        resolve(granted);
+      };
+      const timer = setTimeout(() => {
+        const index = queue.indexOf(waiter);
+        if (index >= 0) queue.splice(index, 1);
+        if (queue.length === 0 && this.waiters.get(receiver) === queue) this.waiters.delete(receiver);
+        resolve(false);
+      }, this.options.maxWaitMs);
+      queue.push(waiter);
+      this.waiters.set(receiver, queue);
+    });
+  }
+
+  /** Frees a slot (handing it straight to a waiter, if any); `tookMs` feeds the receiver's typical duration. */
+  release(receiver: string, tookMs?: number): void {
+    if (tookMs !== undefined) {
+      const previous = this.typicalMs.get(receiver);
+      this.typicalMs.set(receiver, previous === undefined ? tookMs : previous * 0.8 + tookMs * 0.2);
+      if (this.typicalMs.size > 10_000) this.typicalMs.clear();
+    }
+    const queue = this.waiters.get(receiver);
+    const next = queue?.shift();
+    if (queue && queue.length === 0) this.waiters.delete(receiver);
+    if (next) {
+      next(true);
+      return;
+    }
     const current = this.inFlight.get(receiver) ?? 0;
     if (current <= 1) this.inFlight.delete(receiver);
     else this.inFlight.set(receiver, current - 1);

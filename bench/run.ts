@@ -1,0 +1,698 @@
+/**
+ * `npm run bench`: measures the real service against raw baselines in the same run, on a fresh
+ * database, and writes bench/results/<ISO time>.json plus a Markdown table on stdout.
+ *
+ * Scenarios: readBalances, readToken (autocannon, service vs node:http + pg), webhookThroughput
+ * (20,000 committed events to a signature-checking receiver, service vs a plain undici POST
+ * loop), commit-to-receipt latency at a steady rate, scale-out (two workers vs one) and the
+ * balances page time for wallets of 100, 10,000 and 100,000 NFTs. See BENCHMARKS.md.
+ *
+ * Environment (all optional): BENCH_DATABASE_BASE_URL (postgresql://postgres@127.0.0.1:5432),
+ * REDIS_URL, BENCH_ROUNDS (3), BENCH_DURATION_S (6), BENCH_CONNECTIONS (10), BENCH_EVENTS (20000),
+ * BENCH_STEADY_RATE (200), BENCH_STEADY_S (15), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir>,
+ * BENCH_ONLY (comma-separated: readBalances,readToken,largeWallet,webhooks). The service tuning
+ * variables WEBHOOK_CONCURRENCY, WEBHOOK_PER_RECEIVER_CONCURRENCY and DB_POOL_MAX are passed on.
+ */
+import autocannon from 'autocannon';
+import { ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, openSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { MikroORM } from '@mikro-orm/postgresql';
+import IORedis from 'ioredis';
+import { Client } from 'pg';
+import { Agent } from 'undici';
+import { loadConfig } from '../src/config/app-config';
+import { ensureDatabase } from '../src/database/database-url';
+import { runMigrations } from '../src/database/migrate';
+import { buildOrmOptions } from '../src/database/mikro-orm.options';
+import { buildWebhookBody, signWebhookBody } from '../src/modules/webhooks/webhook.rules';
+import { formatUtc } from '../src/common/time';
+
+const ROOT = resolve(__dirname, '..');
+const env = process.env;
+const ROUNDS = Number(env.BENCH_ROUNDS ?? 3);
+const DURATION_S = Number(env.BENCH_DURATION_S ?? 6);
+const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 10);
+const EVENTS = Number(env.BENCH_EVENTS ?? 20_000);
+const STEADY_RATE = Number(env.BENCH_STEADY_RATE ?? 200);
+const STEADY_S = Number(env.BENCH_STEADY_S ?? 15);
+const ONLY = new Set((env.BENCH_ONLY ?? 'readBalances,readToken,largeWallet,webhooks').split(','));
+const wants = (name: string) => ONLY.has(name);
+const REDIS_URL = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The service's default per-receiver concurrency: the baseline loop posts at the same concurrency. */
+const PER_RECEIVER_CONCURRENCY = Number(env.WEBHOOK_PER_RECEIVER_CONCURRENCY ?? 10);
+const POOL_MAX = 10;
+const WHITELIST_CONTRACTS = 500;
+const CONTRACTS = 1000;
+const WALLET_SIZES = [100, 10_000, 100_000] as const;
+const RUN_ID = `${Date.now().toString(36)}${process.pid}`;
+const OPERATOR_KEY = randomBytes(24).toString('hex');
+const SHARED_SECRET = randomBytes(24).toString('hex');
+const ENCRYPTION_KEY = randomBytes(32).toString('base64');
+
+const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (values: number[]) => {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const percentile = (values: number[], p: number) => {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => res(port));
+    });
+  });
+}
+
+// ---------------------------------------------------------------- build, database, processes
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+function buildIfStale(): void {
+  const main = join(ROOT, 'dist/src/main.js');
+  const sources = Math.max(newestMtime(join(ROOT, 'src')), newestMtime(join(ROOT, 'migrations')), statSync(join(ROOT, 'package.json')).mtimeMs);
+  if (existsSync(main) && statSync(main).mtimeMs >= sources) return;
+  log('dist is missing or older than src: npx nest build');
+  execFileSync('npx', ['nest', 'build'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+class Service {
+  constructor(
+    readonly child: ChildProcess,
+    readonly port: number,
+  ) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  static async start(databaseUrl: string, role: 'all' | 'worker' | 'api'): Promise<Service> {
+    const port = await freePort();
+    const profile = env.BENCH_CPU_PROF ? ['-r', join(ROOT, 'bench/cpu-profile.js')] : [];
+    const child = spawn(process.execPath, [...profile, join(ROOT, 'dist/src/main.js')], {
+      cwd: ROOT,
+      stdio: ['ignore', serviceLog(), serviceLog()],
+      env: {
+        PATH: env.PATH,
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        PORT: String(port),
+        ROLE: role,
+        DATABASE_URL: databaseUrl,
+        REDIS_URL,
+        QUEUE_PREFIX: `bench${RUN_ID}`,
+        DB_MIGRATE_ON_START: 'false',
+        SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
+        OPERATOR_API_KEY: OPERATOR_KEY,
+        WEBHOOK_ALLOW_HTTP: 'true',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        // The limiter stays on (its cost is part of every request) but never refuses the load.
+        RATE_LIMIT_PER_KEY: '10000000',
+        RATE_LIMIT_PER_IP: '10000000',
+        ...(env.BENCH_CPU_PROF ? { BENCH_CPU_PROF_DIR: resolve(env.BENCH_CPU_PROF) } : {}),
+        ...pickEnv(/^(WEBHOOK_CONCURRENCY|WEBHOOK_PER_RECEIVER_CONCURRENCY|DB_POOL_MAX)$/),
+      },
+    });
+    const service = new Service(child, port);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`service (${role}) exited with ${child.exitCode}`);
+      try {
+        const res = await fetch(`${service.url}/health/ready`);
+        if (res.ok) return service;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`service (${role}) not ready in 60 s`);
+      await sleep(200);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise((r) => this.child.once('exit', r));
+    this.child.kill('SIGTERM');
+    await Promise.race([exited, sleep(15_000)]);
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+let logFd: number | null = null;
+/** The services' own output (warnings and errors only, at LOG_LEVEL=warn) goes to a file, not the table. */
+function serviceLog(): number {
+  if (logFd === null) {
+    const path = join(tmpdir(), `nftw-bench-${RUN_ID}.log`);
+    logFd = openSync(path, 'a');
+    log(`service output: ${path}`);
+  }
+  return logFd;
+}
+
+function pickEnv(pattern: RegExp): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([k, v]) => pattern.test(k) && v !== undefined)) as Record<string, string>;
+}
+
+/** A bench/*.ts helper in its own process (ts-node with swc), talking over IPC. */
+async function startHelper(script: string, extraEnv: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(join(ROOT, 'bench', script), [], {
+    cwd: ROOT,
+    execArgv: ['-r', 'ts-node/register'],
+    env: { ...env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...extraEnv },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const port = await new Promise<number>((res, rej) => {
+    child.once('exit', (code) => rej(new Error(`${script} exited with ${code}`)));
+    child.on('message', (m: { type: string; port?: number }) => m.type === 'listening' && res(m.port!));
+  });
+  return { child, port };
+}
+
+function ask<T>(child: ChildProcess, type: string, extra: Record<string, unknown> = {}): Promise<T> {
+  return new Promise((res) => {
+    const onMessage = (m: { type: string }) => {
+      if (m.type !== type) return;
+      child.off('message', onMessage);
+      res(m as T);
+    };
+    child.on('message', onMessage);
+    child.send({ type, ...extra });
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(5000)]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+async function api<T>(service: Service, method: string, path: string, key: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+// ---------------------------------------------------------------- data
+
+/** A UUIDv7 as the service makes them (time-ordered), from a millisecond expression and a salt. */
+const uuid7Sql = (ms: string, salt: string) =>
+  `(substr(lpad(to_hex(${ms}), 12, '0'), 1, 8) || '-' || substr(lpad(to_hex(${ms}), 12, '0'), 9, 4) || '-7' ||
+    substr(md5(${salt}), 1, 3) || '-8' || substr(md5(${salt}), 4, 3) || '-' || substr(md5(${salt}), 7, 12))::uuid`;
+const contractSql = (n: string) => `'0x' || substr(md5('contract' || ${n}) || md5('contract2' || ${n}), 1, 40)`;
+
+interface Seed {
+  readOrg: { id: string; key: string };
+  hookOrg: { id: string; key: string };
+  wallets: Record<number, string>;
+  tokenIds: string[];
+}
+
+async function seed(service: Service, db: Client): Promise<Seed> {
+  const createOrg = async (name: string) => {
+    const org = await api<{ id: string }>(service, 'POST', '/admin/v1/organizations', OPERATOR_KEY, { name });
+    const key = await api<{ key: string }>(service, 'POST', `/admin/v1/organizations/${org.id}/api-keys`, OPERATOR_KEY, {
+      name: 'bench',
+      roles: ['admin'],
+    });
+    return { id: org.id, key: key.key };
+  };
+  const readOrg = await createOrg('bench reads');
+  const hookOrg = await createOrg('bench webhooks');
+
+  const contracts = (await db.query(`select ${contractSql('i')} as a from generate_series(1, ${CONTRACTS}) i`)).rows.map(
+    (r: { a: string }) => r.a,
+  );
+  await api(service, 'POST', '/api/organization/v1/current-organization/nft-whitelist/contracts', readOrg.key, {
+    contractAddresses: contracts.slice(0, WHITELIST_CONTRACTS),
+  });
+  await api(service, 'PATCH', '/api/organization/v1/current-organization/nft-whitelist', readOrg.key, { enabled: true });
+
+  // Tokens of the largest wallets first, so the small wallet holds the organization's newest ids
+  // (the case that a plan walking the organization's tokens in id order handles worst).
+  const wallets: Record<number, string> = {};
+  let clock = Date.now() - 10 * 86_400_000;
+  for (const size of [...WALLET_SIZES].sort((a, b) => b - a)) {
+    const wallet = await api<{ id: string }>(service, 'POST', '/v1/wallets', readOrg.key, { name: `holds ${size}` });
+    wallets[size] = wallet.id;
+    log(`seeding a wallet of ${size} NFTs`);
+    await db.query(
+      `with t as (
+         insert into "token" ("id", "created_at", "organization_id", "contract_address", "blockchain_token_id", "name",
+           "description", "image", "animation_url", "external_url", "background_color", "edition_id", "total_edition",
+           "creator_name", "creator_image_url", "creator_external_page_url")
+         select ${uuid7Sql(`${clock}::bigint + i`, `'${size}-' || i`)}, now(), $1, ${contractSql('(i % ' + CONTRACTS + ') + 1')},
+           '${size}' || lpad(i::text, 7, '0'), 'Bench NFT #' || i, 'A token of the benchmark wallet holding ${size} NFTs',
+           'https://img.example.com/nft/' || i || '.png', null, 'https://example.com/nft/' || i, 'ffffff', i, ${size},
+           'Bench Creator', 'https://img.example.com/creator.png', 'https://example.com/creator'
+           from generate_series(1, ${size}) i
+         returning "id")
+       insert into "balance" ("wallet_id", "token_id", "organization_id", "amount", "updated_at")
+       select $2, t."id", $1, 1, now() from t`,
+      [readOrg.id, wallet.id],
+    );
+    clock += size + 1000;
+  }
+  const tokenIds = (
+    await db.query(
+      `select t."id" from "token" t join "balance" b on b."token_id" = t."id"
+        where b."wallet_id" = $1 and t."contract_address" in (select "contract_address" from "nft_whitelist_contract" where "organization_id" = $2)
+        order by random() limit 1000`,
+      [wallets[10_000], readOrg.id],
+    )
+  ).rows.map((r: { id: string }) => r.id);
+  await db.query('vacuum analyze');
+  return { readOrg, hookOrg, wallets, tokenIds };
+}
+
+// ---------------------------------------------------------------- HTTP load
+
+interface LoadResult {
+  rps: number;
+  mean: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(url: string, key: string, paths: string[], durationS: number, connections = CONNECTIONS): Promise<LoadResult> {
+  const result = await autocannon({
+    url,
+    connections,
+    duration: durationS,
+    headers: { authorization: `Bearer ${key}` },
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req: Record<string, unknown>) => ({ ...req, path: paths[Math.floor(Math.random() * paths.length)] }),
+      } as never,
+    ],
+  });
+  return {
+    rps: round(result.requests.average, 1),
+    mean: round(result.latency.mean, 2),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+interface Compared {
+  service: LoadResult;
+  baseline: LoadResult;
+  runs: { service: LoadResult[]; baseline: LoadResult[] };
+  ratio: number;
+}
+
+async function compare(name: string, service: Service, baselineUrl: string, key: string, paths: string[]): Promise<Compared> {
+  log(`${name}: warm-up`);
+  await load(service.url, key, paths, 2);
+  await load(baselineUrl, key, paths, 2);
+  const runs = { service: [] as LoadResult[], baseline: [] as LoadResult[] };
+  for (let i = 0; i < ROUNDS; i += 1) {
+    // Alternating, so drift in the machine's load hits both sides alike.
+    const order: ('service' | 'baseline')[] = i % 2 === 0 ? ['baseline', 'service'] : ['service', 'baseline'];
+    for (const side of order) {
+      const r = await load(side === 'service' ? service.url : baselineUrl, key, paths, DURATION_S);
+      if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name} ${side}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+      runs[side].push(r);
+      log(`${name} ${side} round ${i + 1}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms`);
+    }
+  }
+  const summarise = (list: LoadResult[]): LoadResult => ({
+    rps: median(list.map((r) => r.rps)),
+    mean: median(list.map((r) => r.mean)),
+    p50: median(list.map((r) => r.p50)),
+    p99: median(list.map((r) => r.p99)),
+    non2xx: 0,
+    errors: 0,
+  });
+  const s = summarise(runs.service);
+  const b = summarise(runs.baseline);
+  return { service: s, baseline: b, runs, ratio: round(s.rps / b.rps, 3) };
+}
+
+// ---------------------------------------------------------------- webhooks
+
+interface Stats {
+  unique: number;
+  received: number;
+  badSignatures: number;
+  firstAt: number;
+  lastAt: number;
+  latencies: number[];
+}
+
+interface DeliveryResult {
+  events: number;
+  seconds: number;
+  deliveriesPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  duplicates: number;
+  badSignatures: number;
+}
+
+async function waitForAll(receiver: ChildProcess, expected: number, timeoutMs: number): Promise<Stats> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { unique } = await ask<{ unique: number }>(receiver, 'count');
+    if (unique >= expected) break;
+    if (Date.now() > deadline) {
+      log(`only ${unique} of ${expected} webhooks arrived in ${timeoutMs / 1000} s`);
+      break;
+    }
+    await sleep(100);
+  }
+  return ask<Stats>(receiver, 'stats');
+}
+
+function summariseDelivery(stats: Stats, expected: number, startedAt: number): DeliveryResult {
+  const seconds = (stats.lastAt - startedAt) / 1000;
+  return {
+    events: expected,
+    seconds: round(seconds, 2),
+    deliveriesPerSecond: round(stats.unique / seconds, 1),
+    latencyP50Ms: percentile(stats.latencies, 50),
+    latencyP99Ms: percentile(stats.latencies, 99),
+    duplicates: stats.received - stats.unique,
+    badSignatures: stats.badSignatures,
+  };
+}
+
+const insertEventsSql = (count: number) =>
+  `insert into "domain_event" ("id", "created_at", "organization_id", "webhook_type", "resource_type", "resource_id", "action", "changes")
+   select ${uuid7Sql("(extract(epoch from clock_timestamp()) * 1000)::bigint", "random()::text || i")}, clock_timestamp(), $1,
+          'transaction', 'Transaction', gen_random_uuid(), 'create', null
+     from generate_series(1, ${count}) i`;
+
+/** EVENTS events committed in one transaction; the trigger's NOTIFY wakes the relay at commit. */
+async function burst(db: Client, receiver: ChildProcess, organizationId: string): Promise<DeliveryResult> {
+  await ask(receiver, 'reset', { secret: SHARED_SECRET });
+  await db.query('begin');
+  await db.query(insertEventsSql(EVENTS), [organizationId]);
+  await db.query('commit');
+  const committedAt = Date.now();
+  const stats = await waitForAll(receiver, EVENTS, 240_000);
+  return summariseDelivery(stats, EVENTS, committedAt);
+}
+
+/** Events committed one transaction at a time at STEADY_RATE per second. */
+async function steady(db: Client, receiver: ChildProcess, organizationId: string): Promise<DeliveryResult & { rate: number }> {
+  await ask(receiver, 'reset', { secret: SHARED_SECRET });
+  const total = STEADY_RATE * STEADY_S;
+  const started = Date.now();
+  let sent = 0;
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * STEADY_RATE) + 1);
+    if (due > sent) {
+      await db.query(insertEventsSql(due - sent), [organizationId]);
+      sent = due;
+    }
+    await sleep(2);
+  }
+  const stats = await waitForAll(receiver, total, 60_000);
+  return { ...summariseDelivery(stats, total, started), rate: STEADY_RATE };
+}
+
+/** The raw baseline: a plain undici loop signing and POSTing the same bodies at the same concurrency. */
+async function postLoop(receiver: ChildProcess, receiverUrl: string, organizationId: string): Promise<DeliveryResult> {
+  await ask(receiver, 'reset', { secret: SHARED_SECRET });
+  const agent = new Agent({ connections: PER_RECEIVER_CONCURRENCY, keepAliveTimeout: 30_000 });
+  const target = new URL(receiverUrl);
+  const started = Date.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < EVENTS) {
+      next += 1;
+      const id = crypto.randomUUID();
+      const body = buildWebhookBody({
+        organizationId,
+        action: 'create',
+        id,
+        resourceId: crypto.randomUUID(),
+        resourceType: 'Transaction',
+        createdAtUtc: formatUtc(new Date()),
+        changes: null,
+      });
+      const res = await agent.request({
+        origin: target.origin,
+        path: target.pathname,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          'user-agent': 'bench-baseline',
+          'x-service-webhook-hmac': signWebhookBody(SHARED_SECRET, body),
+          'x-service-webhook-id': id,
+          'x-service-webhook-attempt': '1',
+        },
+        body,
+      });
+      await res.body.dump();
+    }
+  };
+  await Promise.all(Array.from({ length: PER_RECEIVER_CONCURRENCY }, worker));
+  await agent.close();
+  const stats = await waitForAll(receiver, EVENTS, 10_000);
+  return summariseDelivery(stats, EVENTS, started);
+}
+
+async function deliveryOutcome(db: Client, organizationId: string): Promise<Record<string, number>> {
+  const rows = (
+    await db.query(`select "status", count(*)::int as n from "webhook_delivery" where "organization_id" = $1 group by 1`, [organizationId])
+  ).rows as { status: string; n: number }[];
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  buildIfStale();
+  const base = new URL(env.BENCH_DATABASE_BASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
+  base.pathname = `/nftw_bench_${RUN_ID}`;
+  const databaseUrl = base.toString();
+  log(`database ${databaseUrl}`);
+  await ensureDatabase(databaseUrl);
+  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ DATABASE_URL: databaseUrl })));
+  try {
+    await runMigrations(orm, databaseUrl);
+  } finally {
+    await orm.close(true);
+  }
+
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const result: Record<string, unknown> = {
+    startedAt: new Date(started).toISOString(),
+    machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+    settings: { rounds: ROUNDS, durationS: DURATION_S, connections: CONNECTIONS, events: EVENTS, steadyRate: STEADY_RATE, steadyS: STEADY_S, perReceiverConcurrency: PER_RECEIVER_CONCURRENCY },
+  };
+  try {
+    const service = await Service.start(databaseUrl, 'all');
+    cleanups.push(() => service.stop());
+    const data = await seed(service, db);
+
+    if (wants('readBalances') || wants('readToken') || wants('largeWallet')) {
+      const baseline = await startHelper('baseline-server.ts', {
+        BASELINE_DATABASE_URL: databaseUrl,
+        BASELINE_ORGANIZATION_ID: data.readOrg.id,
+        BASELINE_POOL_MAX: String(POOL_MAX),
+      });
+      cleanups.push(() => stopChild(baseline.child));
+      const baselineUrl = `http://127.0.0.1:${baseline.port}`;
+      const balancesPath = `/v2/wallets/${data.wallets[10_000]}/nft-balances?pageSize=100`;
+
+      // Both sides must answer with the same bytes, or the comparison means nothing.
+      for (const path of [balancesPath, `/v1/tokens/${data.tokenIds[0]}`]) {
+        const [a, b] = await Promise.all(
+          [service.url, baselineUrl].map(async (u) => (await fetch(`${u}${path}`, { headers: { authorization: `Bearer ${data.readOrg.key}` } })).text()),
+        );
+        if (a !== b) throw new Error(`baseline and service disagree on ${path}:\n${a.slice(0, 300)}\n${b.slice(0, 300)}`);
+      }
+
+      if (wants('readBalances')) result.readBalances = await compare('readBalances', service, baselineUrl, data.readOrg.key, [balancesPath]);
+      if (wants('readToken')) result.readToken = await compare(
+        'readToken',
+        service,
+        baselineUrl,
+        data.readOrg.key,
+        data.tokenIds.map((id) => `/v1/tokens/${id}`),
+      );
+
+      const largeWallet: Record<string, unknown> = {};
+      for (const size of wants('largeWallet') ? WALLET_SIZES : []) {
+        const walletId = data.wallets[size];
+        const middle = (
+          await db.query(`select "token_id" from "balance" where "wallet_id" = $1 order by "token_id" offset $2 limit 1`, [walletId, Math.floor(size / 2)])
+        ).rows[0].token_id as string;
+        const pageKey = Buffer.from(JSON.stringify([middle])).toString('base64url');
+        const first = await load(service.url, data.readOrg.key, [`/v2/wallets/${walletId}/nft-balances?pageSize=100`], 3, 1);
+        const deep = await load(service.url, data.readOrg.key, [`/v2/wallets/${walletId}/nft-balances?pageSize=100&pageKey=${pageKey}`], 3, 1);
+        const page = (r: LoadResult) => ({ meanMs: r.mean, p50: r.p50, p99: r.p99, rps: r.rps });
+        largeWallet[size] = { firstPage: page(first), middlePage: page(deep) };
+        log(`wallet of ${size}: first page mean ${first.mean} ms, middle page mean ${deep.mean} ms`);
+      }
+      if (wants('largeWallet')) result.largeWallet = largeWallet;
+      await stopChild(baseline.child);
+    }
+
+    if (wants('webhooks')) {
+      const receiver = await startHelper('receiver.ts', {});
+      cleanups.push(() => stopChild(receiver.child));
+      const receiverUrl = `http://127.0.0.1:${receiver.port}/webhooks`;
+      await api(service, 'PATCH', '/api/organization/v1/current-organization/webhook-config', data.hookOrg.key, {
+        url: receiverUrl,
+        sharedSecret: SHARED_SECRET,
+        webhookTypes: ['transaction'],
+        enabled: true,
+      });
+
+      log(`webhookThroughput: baseline POST loop, ${EVENTS} bodies at concurrency ${PER_RECEIVER_CONCURRENCY}`);
+      const baseline = await postLoop(receiver.child, receiverUrl, data.hookOrg.id);
+      log(`  ${baseline.deliveriesPerSecond}/s`);
+      log(`webhookThroughput: service, one worker, ${EVENTS} events committed at once`);
+      const oneWorker = await burst(db, receiver.child, data.hookOrg.id);
+      log(`  ${oneWorker.deliveriesPerSecond}/s, commit-to-receipt p50 ${oneWorker.latencyP50Ms} ms, p99 ${oneWorker.latencyP99Ms} ms`);
+      log(`steady: ${STEADY_RATE} events/s for ${STEADY_S} s, one worker`);
+      const steadyOne = await steady(db, receiver.child, data.hookOrg.id);
+      log(`  commit-to-receipt p50 ${steadyOne.latencyP50Ms} ms, p99 ${steadyOne.latencyP99Ms} ms`);
+
+      log('scale-out: a second worker process (ROLE=worker)');
+      const worker = await Service.start(databaseUrl, 'worker');
+      cleanups.push(() => worker.stop());
+      const twoWorkers = await burst(db, receiver.child, data.hookOrg.id);
+      log(`  ${twoWorkers.deliveriesPerSecond}/s with two workers`);
+      await worker.stop();
+
+      result.webhookThroughput = {
+        service: oneWorker,
+        baseline,
+        ratio: round(oneWorker.deliveriesPerSecond / baseline.deliveriesPerSecond, 3),
+      };
+      result.steadyLatency = steadyOne;
+      result.scaleOut = { oneWorker, twoWorkers, ratio: round(twoWorkers.deliveriesPerSecond / oneWorker.deliveriesPerSecond, 3) };
+      result.deliveryOutcome = await deliveryOutcome(db, data.hookOrg.id);
+    }
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    await db.end();
+    await dropEverything(databaseUrl);
+  }
+
+  const get = (path: string): number | null => {
+    const value = path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], result);
+    return typeof value === 'number' ? value : null;
+  };
+  result.ratios = {
+    readBalances: get('readBalances.ratio'),
+    readToken: get('readToken.ratio'),
+    webhookThroughput: get('webhookThroughput.ratio'),
+  };
+  result.goals = {
+    readBalances: { target: '>= 0.7', holds: (get('readBalances.ratio') ?? 0) >= 0.7 },
+    readToken: { target: '>= 0.5', holds: (get('readToken.ratio') ?? 0) >= 0.5 },
+    webhookThroughput: { target: '>= 0.25', holds: (get('webhookThroughput.ratio') ?? 0) >= 0.25 },
+    deliveriesPerSecondOneWorker: { target: '>= 1000', holds: (get('webhookThroughput.service.deliveriesPerSecond') ?? 0) >= 1000 },
+    steadyP99: { target: '< 100 ms', holds: (get('steadyLatency.latencyP99Ms') ?? Infinity) < 100 },
+  };
+  result.durationS = round((Date.now() - started) / 1000, 1);
+  const dir = join(ROOT, 'bench/results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${new Date(started).toISOString().replace(/:/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`${table(result)}\nwritten to ${file}\n`);
+}
+
+async function dropEverything(databaseUrl: string): Promise<void> {
+  const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `bench${RUN_ID}:*`, 'COUNT', 1000);
+      cursor = nextCursor;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } catch (error) {
+    log(`could not clean Redis: ${String(error)}`);
+  } finally {
+    redis.disconnect();
+  }
+  if (env.BENCH_KEEP_DB) {
+    log(`kept ${databaseUrl}`);
+    return;
+  }
+  const admin = new URL(databaseUrl);
+  const name = admin.pathname.slice(1);
+  admin.pathname = '/postgres';
+  const client = new Client({ connectionString: admin.toString() });
+  await client.connect();
+  await client.query(`drop database if exists "${name}" with (force)`).catch((e: unknown) => log(`could not drop ${name}: ${String(e)}`));
+  await client.end();
+}
+
+function table(r: Record<string, unknown>): string {
+  const x = r as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const lines = ['| scenario | service | baseline | ratio (service/baseline) | goal |', '|---|---|---|---|---|'];
+  const reads = (name: string, goal: string) => {
+    const c = x[name] as Compared | undefined;
+    if (!c) return;
+    const f = (l: LoadResult) => `${l.rps} req/s, p50 ${l.p50} ms, p99 ${l.p99} ms`;
+    lines.push(`| ${name} | ${f(c.service)} | ${f(c.baseline)} | **${c.ratio}** | ${goal} |`);
+  };
+  reads('readBalances', '≥ 0.7');
+  reads('readToken', '≥ 0.5');
+  if (x.webhookThroughput) {
+    const w = x.webhookThroughput;
+    lines.push(
+      `| webhookThroughput (${w.service.events} events, 1 worker) | ${w.service.deliveriesPerSecond}/s; commit-to-receipt p50 ${w.service.latencyP50Ms} ms, p99 ${w.service.latencyP99Ms} ms | ${w.baseline.deliveriesPerSecond}/s | **${w.ratio}** | ≥ 0.25 and ≥ 1,000/s |`,
+    );
+    const s = x.steadyLatency;
+    lines.push(`| commit-to-receipt at ${s.rate} events/s | p50 ${s.latencyP50Ms} ms, p99 ${s.latencyP99Ms} ms (${s.deliveriesPerSecond}/s) | | | p99 < 100 ms |`);
+    const so = x.scaleOut;
+    lines.push(`| scale-out (2 workers vs 1) | ${so.twoWorkers.deliveriesPerSecond}/s | ${so.oneWorker.deliveriesPerSecond}/s (1 worker) | **${so.ratio}** | > 1 |`);
+  }
+  if (x.largeWallet) {
+    for (const [size, v] of Object.entries(x.largeWallet as Record<string, any>)) {
+      lines.push(
+        `| balances page, wallet of ${Number(size).toLocaleString('en')} NFTs (1 connection) | first page mean ${v.firstPage.meanMs} ms (p99 ${v.firstPage.p99}), middle page mean ${v.middlePage.meanMs} ms (p99 ${v.middlePage.p99}) | | | flat |`,
+      );
+    }
+  }
+  lines.push('', `ratios: ${JSON.stringify(x.ratios)}`);
+  return lines.join('\n');
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
