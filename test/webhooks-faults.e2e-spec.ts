@@ -5,6 +5,7 @@ import { bearer, createOrganization } from './support/factories';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, testEnv, TestApp } from './support/test-app';
 import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
+import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from '../src/modules/webhooks/webhook-queue';
 
 const SECRET = 'fault-drill-shared-secret';
 let prefixCounter = 0;
@@ -70,6 +71,49 @@ describe('webhook delivery under faults', () => {
     } finally {
       redis.disconnect();
       await t.close();
+    }
+  });
+
+  it('a job fragment left in both lanes by a failure recorded after Redis was emptied does not block the webhook', async () => {
+    const prefix = uniquePrefix();
+    const api = await createTestApp({ ROLE: 'api', QUEUE_PREFIX: prefix });
+    const redis = new Redis('redis://127.0.0.1:6379');
+    let worker: TestApp | null = null;
+    try {
+      const org = await createOrganization(api);
+      await configureWebhooks(api, org, { url: receiver.url, sharedSecret: SECRET });
+      // No worker runs: the event is committed and waits in the outbox.
+      const walletId = await createWallet(api, org, 'behind a fragment');
+      const event = await api.app
+        .get(MikroORM)
+        .em.getConnection()
+        .execute<{ id: string }[]>('select id from domain_event where resource_id = ?', [walletId]);
+      const eventId = event[0].id;
+
+      // Redis emptied of this deployment's keys, then what Bull writes back when an in-flight
+      // job fails after the flush: part of the job hash, in no list.
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+      for (const queue of [WEBHOOK_QUEUE, WEBHOOK_BULK_QUEUE]) {
+        await redis.hset(`${prefix}:${queue}:${eventId}`, {
+          failedReason: 'receiver has its maximum of webhooks in flight',
+          stacktrace: '[]',
+          attemptsMade: '1',
+          processedOn: String(Date.now()),
+        });
+      }
+
+      worker = await createTestApp({ ROLE: 'worker', QUEUE_PREFIX: prefix });
+      const [delivered] = await receiver.waitFor((r) => r.length === 1, 30_000);
+      expect(delivered.body).toEqual(expect.objectContaining({ id: eventId, resourceId: walletId }));
+      expect(signatureIsValid(delivered, SECRET)).toBe(true);
+      for (const queue of [WEBHOOK_QUEUE, WEBHOOK_BULK_QUEUE]) {
+        expect(await redis.hget(`${prefix}:${queue}:${eventId}`, 'failedReason')).toBeNull();
+      }
+    } finally {
+      redis.disconnect();
+      await worker?.close();
+      await api.close();
     }
   });
 

@@ -62,10 +62,13 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
       .limit(BATCH_SIZE)
       .select('id');
     // A burst waiting its turn in the bulk lane is not lost: leave it there rather than queue a
-    // second copy ahead of other organizations.
+    // second copy ahead of other organizations. Anything else under the id is cleared first, or
+    // adding the job below would be a no-op.
     const candidates = [...events, ...deliveries].map((row) => row.id);
-    const inBulkLane = await Promise.all(candidates.map((id) => this.bulkQueue.getJob(id)));
-    const ids = candidates.filter((_, i) => !inBulkLane[i]);
+    const moving = await Promise.all(
+      candidates.map(async (id) => (await isMoving(this.bulkQueue, id)) || (await isMoving(this.queue, id))),
+    );
+    const ids = candidates.filter((_, i) => !moving[i]);
     if (ids.length > 0) {
       await this.queue.addBulk(ids.map((id) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id) })));
     }
@@ -85,4 +88,23 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     if (this.timer) clearInterval(this.timer);
     await this.running;
   }
+}
+
+const MOVING_STATES = new Set(['waiting', 'delayed', 'active', 'paused']);
+
+/**
+ * Whether a job under this id will still run. A job is judged by its state, not by its key: when
+ * Redis is emptied while a job is in flight, Bull's failure bookkeeping writes part of the job
+ * hash back (failedReason, stacktrace, attemptsMade, processedOn) with the job in no list. Such a
+ * fragment, like a finished job, would make re-adding the id a no-op forever, so it is removed.
+ */
+export async function isMoving(queue: Queue<DeliverJobData>, id: string): Promise<boolean> {
+  const job = await queue.getJob(id);
+  if (!job) return false;
+  if (MOVING_STATES.has(await job.getState())) return true;
+  // Bull refuses to remove a job whose lock is held: a worker is on it right now.
+  return job.remove().then(
+    () => false,
+    () => true,
+  );
 }
