@@ -6,6 +6,7 @@ import { AppConfigModule } from './config/config.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { DatabaseModule } from './database/database.module';
+import { serviceBounds } from './database/mikro-orm.options';
 import { loggerParams } from './logging';
 import { AuditModule } from './modules/audit/audit.module';
 import { DomainEventsModule } from './modules/domain-events/domain-events.module';
@@ -32,7 +33,7 @@ export class AppModule {
       imports: [
         AppConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerParams(config, options.logDestination)),
-        DatabaseModule,
+        DatabaseModule.forRoot(serviceBounds),
         QueueModule,
         HealthModule,
         AuditModule,

@@ -34,7 +34,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   if (config.migrateOnStart) await ensureDatabase(config.databaseUrl);
 
-  @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule, OrganizationsModule] })
+  @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot(), OrganizationsModule] })
   class CliModule {}
 
   const app = await NestFactory.createApplicationContext(CliModule, { logger: ['error'] });

@@ -37,11 +37,19 @@ describe('PostgreSQL connections dropped mid-request', () => {
   let t: TestApp;
   let org: TestOrganization;
   let lockHolder: Client;
+  /**
+   * Watches pg_stat_activity from outside any transaction: read inside the lock holder's
+   * transaction it would be a snapshot frozen at the first read, blind to the app's request
+   * arriving at the lock later.
+   */
+  let observer: Client;
+  /** Requests a drill started, settled in afterEach so no drill outlives its own test. */
+  let inFlight: Promise<unknown>[] = [];
   const databaseUrl = () => process.env.TEST_DATABASE_URL!;
 
   /** Terminates every connection the app holds to the test database, as a failover would. */
   async function dropAppConnections(): Promise<number> {
-    const res = await lockHolder.query(
+    const res = await observer.query(
       `select pg_terminate_backend(pid) as dropped from pg_stat_activity
         where application_name = 'nft-wallet' and datname = $1 and pid <> pg_backend_pid()`,
       [databaseName(databaseUrl())],
@@ -53,54 +61,61 @@ describe('PostgreSQL connections dropped mid-request', () => {
   async function appWaitingOnLock(): Promise<void> {
     await waitUntil(
       () =>
-        lockHolder.query(
+        observer.query(
           `select pid from pg_stat_activity
             where application_name = 'nft-wallet' and datname = $1 and wait_event_type = 'Lock'`,
           [databaseName(databaseUrl())],
         ),
       (res) => (res.rowCount ?? 0) > 0,
-      10_000,
+      20_000,
     );
   }
 
   /**
-   * Either the request is now blocked on the test's lock (drop the connections under it), or it
-   * was already answered because a pooled connection had died in an earlier drop: both are the
-   * fault this drill is about, and both must answer 503.
+   * Either the request is now blocked on the test's lock, or it was already answered because a
+   * pooled connection had died in an earlier drop: both are the fault this drill is about, and
+   * both must answer 503.
    */
   async function waitingOrAnswered(pending: Promise<unknown>): Promise<'waiting' | 'answered'> {
-    return Promise.race([
-      appWaitingOnLock().then(
-        () => 'waiting' as const,
-        () => 'answered' as const,
-      ),
-      pending.then(() => 'answered' as const),
-    ]);
+    return Promise.race([appWaitingOnLock().then(() => 'waiting' as const), pending.then(() => 'answered' as const)]);
+  }
+
+  function track<T>(request: PromiseLike<T>): Promise<T> {
+    const pending = Promise.resolve(request);
+    inFlight.push(pending.catch(() => undefined));
+    return pending;
   }
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // A statement bound far beyond each drill's duration: these drills prove recovery from
+    // dropped connections, not the bound (test/database-bounds covers that).
+    t = await createTestApp({ DB_STATEMENT_TIMEOUT: '40s' });
     org = await createOrganization(t);
     lockHolder = new Client({ connectionString: databaseUrl(), application_name: 'fault-drill' });
     await lockHolder.connect();
+    observer = new Client({ connectionString: databaseUrl(), application_name: 'fault-drill' });
+    await observer.connect();
+  });
+  afterEach(async () => {
+    await lockHolder.query('rollback').catch(() => undefined);
+    await Promise.all(inFlight);
+    inFlight = [];
   });
   afterAll(async () => {
     await lockHolder.end();
+    await observer.end();
     await t.close();
   });
 
   it('a write in flight answers 503 with Retry-After, changes nothing, and the next write succeeds', async () => {
     await lockHolder.query('begin');
-    try {
-      await lockHolder.query('lock table "webhook_config" in access exclusive mode');
-      const pending = t.http().patch(CONFIG_PATH).set(bearer(org.adminKey)).send({ sharedSecret: SECRET }).then((r) => r);
-      if ((await waitingOrAnswered(pending)) === 'waiting') expect(await dropAppConnections()).toBeGreaterThan(0);
-      const res = await pending;
-      expectProblem(res, 503, 'SERVICE_UNAVAILABLE');
-      expect(res.headers['retry-after']).toBe('1');
-    } finally {
-      await lockHolder.query('rollback');
-    }
+    await lockHolder.query('lock table "webhook_config" in access exclusive mode');
+    const pending = track(t.http().patch(CONFIG_PATH).set(bearer(org.adminKey)).send({ sharedSecret: SECRET }));
+    if ((await waitingOrAnswered(pending)) === 'waiting') expect(await dropAppConnections()).toBeGreaterThan(0);
+    const res = await pending;
+    expectProblem(res, 503, 'SERVICE_UNAVAILABLE');
+    expect(res.headers['retry-after']).toBe('1');
+    await lockHolder.query('rollback');
     // Same process, no restart: the pool replaces the dropped connections.
     const unchanged = await t.http().get(CONFIG_PATH).set(bearer(org.adminKey)).expect(200);
     expect(unchanged.body.hasSharedSecret).toBe(false);
@@ -112,28 +127,29 @@ describe('PostgreSQL connections dropped mid-request', () => {
   it('a read in flight answers 503, and the next read succeeds', async () => {
     const walletId = await createWallet(t, org);
     await lockHolder.query('begin');
-    try {
-      await lockHolder.query('lock table "wallet" in access exclusive mode');
-      const pending = t.http().get(`/v1/wallets/${walletId}`).set(bearer(org.adminKey)).then((r) => r);
-      if ((await waitingOrAnswered(pending)) === 'waiting') await dropAppConnections();
-      expectProblem(await pending, 503, 'SERVICE_UNAVAILABLE');
-    } finally {
-      await lockHolder.query('rollback');
-    }
+    await lockHolder.query('lock table "wallet" in access exclusive mode');
+    const pending = track(t.http().get(`/v1/wallets/${walletId}`).set(bearer(org.adminKey)));
+    if ((await waitingOrAnswered(pending)) === 'waiting') expect(await dropAppConnections()).toBeGreaterThan(0);
+    expectProblem(await pending, 503, 'SERVICE_UNAVAILABLE');
+    await lockHolder.query('rollback');
     const res = await t.http().get(`/v1/wallets/${walletId}`).set(bearer(org.adminKey)).expect(200);
     expect(res.body.id).toBe(walletId);
   });
 
   it('a burst of writes while connections keep dropping: each answer is 201 or 503, never 500', async () => {
+    const dropped: number[] = [];
     const [answers] = await Promise.all([
-      Promise.all(Array.from({ length: 20 }, (_, i) => t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: `burst ${i}` }))),
+      track(
+        Promise.all(Array.from({ length: 20 }, (_, i) => t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: `burst ${i}` }))),
+      ),
       (async () => {
         for (let i = 0; i < 4; i += 1) {
-          await dropAppConnections();
+          dropped.push(await dropAppConnections());
           await sleep(15);
         }
       })(),
     ]);
+    expect(dropped.some((n) => n > 0)).toBe(true);
     expect(answers.map((r) => r.status).filter((s) => s !== 201 && s !== 503)).toEqual([]);
     // Nothing confirmed is lost.
     for (const created of answers.filter((r) => r.status === 201)) {

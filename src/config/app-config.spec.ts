@@ -48,6 +48,9 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_PER_IP', 'lots'],
     ['RATE_LIMIT_WINDOW', 'soon'],
     ['JSON_MAX_DEPTH', '1'],
+    ['DB_ACQUIRE_TIMEOUT', 'forever'],
+    ['DB_STATEMENT_TIMEOUT', '0s'],
+    ['DB_WORKER_STATEMENT_TIMEOUT', '-3s'],
   ])('stops with a message naming %s when it is %p', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
@@ -58,6 +61,15 @@ describe('loadConfig', () => {
       perKey: 0,
       perIp: 3,
       windowMs: 10_000,
+    });
+  });
+
+  it('bounds every wait on the database by default, and reads the bounds as durations', () => {
+    expect(loadConfig({}).db).toEqual({ acquireTimeoutMs: 3000, statementTimeoutMs: 5000, workerStatementTimeoutMs: 30_000 });
+    expect(loadConfig({ DB_ACQUIRE_TIMEOUT: '1500ms', DB_STATEMENT_TIMEOUT: '2s', DB_WORKER_STATEMENT_TIMEOUT: '1m' }).db).toEqual({
+      acquireTimeoutMs: 1500,
+      statementTimeoutMs: 2000,
+      workerStatementTimeoutMs: 60_000,
     });
   });
 

@@ -13,6 +13,15 @@ export abstract class AppConfig {
   abstract readonly role: ProcessRole;
   abstract readonly databaseUrl: string;
   abstract readonly dbPoolMax: number;
+  /**
+   * How long anything may wait on PostgreSQL: for a pooled connection, and per statement (API
+   * requests, and the delivery worker's own bound). Migrations and the CLI are exempt.
+   */
+  abstract readonly db: {
+    readonly acquireTimeoutMs: number;
+    readonly statementTimeoutMs: number;
+    readonly workerStatementTimeoutMs: number;
+  };
   abstract readonly migrateOnStart: boolean;
   abstract readonly redisUrl: string;
   abstract readonly queuePrefix: string;
@@ -142,6 +151,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
       'postgresql:',
     ]),
     dbPoolMax: int('DB_POOL_MAX', 10, 1, 500),
+    db: {
+      acquireTimeoutMs: duration('DB_ACQUIRE_TIMEOUT', 3000),
+      statementTimeoutMs: duration('DB_STATEMENT_TIMEOUT', 5000),
+      workerStatementTimeoutMs: duration('DB_WORKER_STATEMENT_TIMEOUT', 30_000),
+    },
     migrateOnStart: bool('DB_MIGRATE_ON_START', !production),
     redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     queuePrefix: str('QUEUE_PREFIX', 'nftw'),

@@ -1,17 +1,26 @@
 import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { buildOrmOptions } from './mikro-orm.options';
+import { buildOrmOptions, DatabaseBounds } from './mikro-orm.options';
 
-@Module({
-  imports: [
-    MikroOrmModule.forRootAsync({
-      inject: [AppConfig],
-      // registerRequestContext gives each HTTP request its own identity map.
-      useFactory: (config: AppConfig) => ({ ...buildOrmOptions(config), registerRequestContext: true }),
-      driver: PostgreSqlDriver,
-    }),
-  ],
-})
-export class DatabaseModule {}
+@Module({})
+export class DatabaseModule {
+  /** `bounds` caps every wait on PostgreSQL; the service always passes them, the CLI does not. */
+  static forRoot(bounds?: (config: AppConfig) => DatabaseBounds): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        MikroOrmModule.forRootAsync({
+          inject: [AppConfig],
+          // registerRequestContext gives each HTTP request its own identity map.
+          useFactory: (config: AppConfig) => ({
+            ...buildOrmOptions(config, bounds?.(config)),
+            registerRequestContext: true,
+          }),
+          driver: PostgreSqlDriver,
+        }),
+      ],
+    };
+  }
+}

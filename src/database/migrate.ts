@@ -1,21 +1,53 @@
-import type { MikroORM } from '@mikro-orm/core';
+import type { MikroORM as AnyMikroORM } from '@mikro-orm/core';
+import { MikroORM } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
+import type { AppConfig } from '../config/app-config';
+import { ensureDatabase } from './database-url';
+import { buildOrmOptions } from './mikro-orm.options';
 
 /** Any fixed number: every instance of the service takes the same lock before migrating. */
 const MIGRATION_LOCK = 7_341_002;
+/**
+ * How long an instance waits for another one's migrations before giving up. Generous, since a
+ * migration may rewrite a large table, but finite: a lock held by a stuck session must not keep
+ * every new instance from starting, silently, for ever.
+ */
+const MIGRATION_LOCK_WAIT = '120s';
 
 /**
  * Applies pending migrations under a PostgreSQL advisory lock, so several instances starting at
  * once migrate exactly once and the others wait for the schema to be ready.
  */
-export async function runMigrations(orm: MikroORM, databaseUrl: string): Promise<void> {
-  const lock = new Client({ connectionString: databaseUrl });
+export async function runMigrations(orm: AnyMikroORM, databaseUrl: string): Promise<void> {
+  const lock = new Client({ connectionString: databaseUrl, application_name: 'nft-wallet-migrate' });
   await lock.connect();
   try {
-    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await lock.query(`SET lock_timeout = '${MIGRATION_LOCK_WAIT}'`);
+    try {
+      await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    } catch (error) {
+      if ((error as { code?: string }).code === '55P03') {
+        throw new Error(`another instance held the migration lock for ${MIGRATION_LOCK_WAIT}; its migrations may be stuck`);
+      }
+      throw error;
+    }
     await orm.getMigrator().up();
   } finally {
     await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
     await lock.end();
+  }
+}
+
+/**
+ * Creates the database when missing and migrates it with an ORM of its own: the service's pool
+ * bounds every statement to a few seconds, and a migration may rightly take longer.
+ */
+export async function migrateDatabase(config: AppConfig): Promise<void> {
+  await ensureDatabase(config.databaseUrl);
+  const orm = await MikroORM.init(buildOrmOptions(config));
+  try {
+    await runMigrations(orm, config.databaseUrl);
+  } finally {
+    await orm.close(true);
   }
 }

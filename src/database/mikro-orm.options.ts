@@ -5,13 +5,52 @@ import { MIGRATIONS } from '../../migrations';
 import type { AppConfig } from '../config/app-config';
 import { ENTITIES } from './entities';
 
-export function buildOrmOptions(config: Pick<AppConfig, 'databaseUrl' | 'dbPoolMax'>): Options<PostgreSqlDriver> {
+/**
+ * How long a caller may wait on PostgreSQL. Absent for migrations, the CLI and tooling, which may
+ * legitimately run long; the service itself always has both.
+ */
+export interface DatabaseBounds {
+  /** Waiting for a pooled connection (knex's default is a minute). */
+  acquireTimeoutMs: number;
+  /** Any one statement, lock waits included; the server cancels it (SQLSTATE 57014). */
+  statementTimeoutMs: number;
+}
+
+/** The bounds of a service process: the delivery worker's statements get their own. */
+export function serviceBounds(config: Pick<AppConfig, 'role' | 'db'>): DatabaseBounds {
+  return {
+    acquireTimeoutMs: config.db.acquireTimeoutMs,
+    // ROLE=all serves API requests from the same pool, so the API's bound holds there too.
+    statementTimeoutMs: config.role === 'worker' ? config.db.workerStatementTimeoutMs : config.db.statementTimeoutMs,
+  };
+}
+
+export function buildOrmOptions(
+  config: Pick<AppConfig, 'databaseUrl' | 'dbPoolMax'>,
+  bounds?: DatabaseBounds,
+): Options<PostgreSqlDriver> {
+  // Session settings sent with the connection's start-up packet: no extra round trip per request.
+  const connection: Record<string, unknown> = { application_name: 'nft-wallet' };
+  if (bounds) {
+    connection.statement_timeout = bounds.statementTimeoutMs;
+    // A transaction left open by a crashed code path must not hold its locks for ever.
+    connection.idle_in_transaction_session_timeout = Math.max(10_000, 2 * bounds.statementTimeoutMs);
+    connection.connectionTimeoutMillis = bounds.acquireTimeoutMs;
+  }
   return defineConfig({
     clientUrl: config.databaseUrl,
     entities: ENTITIES,
     forceUtcTimezone: true,
-    pool: { min: 0, max: config.dbPoolMax, idleTimeoutMillis: 30_000 },
-    driverOptions: { connection: { application_name: 'nft-wallet' } },
+    pool: {
+      min: 0,
+      max: config.dbPoolMax,
+      idleTimeoutMillis: 30_000,
+      ...(bounds ? { acquireTimeoutMillis: bounds.acquireTimeoutMs, createTimeoutMillis: bounds.acquireTimeoutMs } : {}),
+    },
+    driverOptions: {
+      connection,
+      ...(bounds ? { acquireConnectionTimeout: bounds.acquireTimeoutMs } : {}),
+    },
     extensions: [Migrator],
     // Migrations are listed in code so the compiled app and the test runner see the same set
     // without globbing .ts or .js files.

@@ -91,16 +91,34 @@ export function bodyParserProblem(error: unknown, status: number, requestId: str
   return buildProblem(status, STATUS_CODE_NAMES[status] ?? 'BAD_REQUEST', 'The request body could not be read.', requestId);
 }
 
-const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08006', '08003', '08001']);
+/**
+ * Connection failures, plus the bounds on waiting for the database: a statement cancelled by
+ * statement_timeout (57014), a lock wait past lock_timeout (55P03), a transaction closed for
+ * idling (25P03) and, below, a pool with no free connection within DB_ACQUIRE_TIMEOUT.
+ */
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08006',
+  '08003',
+  '08001',
+  '57014',
+  '55P03',
+  '25P03',
+]);
 
-function isDatabaseUnavailable(error: unknown): boolean {
+export function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: string; name?: string; message?: string };
-  if (e?.name === 'ConnectionException') return true;
+  if (e?.name === 'ConnectionException' || e?.name === 'KnexTimeoutError') return true;
   if (typeof e?.code === 'string' && CONNECTION_ERROR_CODES.has(e.code)) return true;
   // knex reports the rest of a transaction whose connection died as "already complete".
   return (
     typeof e?.message === 'string' &&
-    /Connection terminated|Connection ended unexpectedly|encountered a connection error and is not queryable|timeout exceeded when trying to connect|Transaction query already complete/i.test(
+    /Timeout acquiring a connection|Connection terminated|Connection ended unexpectedly|encountered a connection error and is not queryable|timeout exceeded when trying to connect|Transaction query already complete/i.test(
       e.message,
     )
   );

@@ -1,0 +1,63 @@
+import { Client } from 'pg';
+import type { AppConfig } from './config/app-config';
+import { createRedisClient } from './queue/redis';
+
+/** How long start-up waits for each dependency before saying it cannot reach it. */
+const DEPENDENCY_WAIT_MS = 10_000;
+const REMEDY = 'see "Getting PostgreSQL and Redis" in README.md';
+
+/** A start-up failure an operator can act on: printed as one line, without a stack trace. */
+export class StartupError extends Error {}
+
+/** The address of a connection URL with its password replaced, safe to print. */
+export function redactUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
+function reason(error: unknown): string {
+  const e = error as { code?: string; message?: string };
+  return e?.code ?? e?.message ?? String(error);
+}
+
+/**
+ * Proves PostgreSQL and Redis answer before the service starts, within a bound, so that a
+ * missing dependency stops start-up with one line naming it instead of a hang or a stack trace.
+ * PostgreSQL is reached through its maintenance database when the service may create its own.
+ */
+export async function checkDependencies(config: AppConfig): Promise<void> {
+  const database = new URL(config.databaseUrl);
+  if (config.migrateOnStart) database.pathname = '/postgres';
+  const pg = new Client({ connectionString: database.toString(), connectionTimeoutMillis: DEPENDENCY_WAIT_MS });
+  pg.on('error', () => undefined);
+  try {
+    await pg.connect();
+    await pg.query('select 1');
+  } catch (error) {
+    throw new StartupError(
+      `PostgreSQL is unreachable at ${redactUrl(config.databaseUrl)} (${reason(error)}): start it or set DATABASE_URL; ${REMEDY}`,
+    );
+  } finally {
+    await pg.end().catch(() => undefined);
+  }
+
+  const redis = createRedisClient(config.redisUrl, 'start-up-check', { connectTimeout: DEPENDENCY_WAIT_MS, retryStrategy: () => null });
+  // ioredis rejects connect() with "Connection is closed"; the cause arrives as an error event.
+  let cause: unknown = null;
+  redis.on('error', (error: unknown) => (cause = error));
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    throw new StartupError(
+      `Redis is unreachable at ${redactUrl(config.redisUrl)} (${reason(cause ?? error)}): start it or set REDIS_URL; ${REMEDY}`,
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
