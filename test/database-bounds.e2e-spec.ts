@@ -104,15 +104,11 @@ describe('bounded waits on the database', () => {
   it('25 concurrent reads behind a lock all answer 503 within the statement bound plus 2 s', async () => {
     await lockHolder.query('begin');
     await lockHolder.query('lock table "wallet" in access exclusive mode');
-    const started = Date.now();
     const answers = await Promise.all(
-      Array.from({ length: 25 }, () =>
-        t
-          .http()
-          .get(`/v1/wallets/${walletId}`)
-          .set(bearer(org.adminKey))
-          .then((r) => ({ status: r.status, code: r.body.code, ms: Date.now() - started })),
-      ),
+      Array.from({ length: 25 }, async () => {
+        const { value: r, ms } = await timed(t.http().get(`/v1/wallets/${walletId}`).set(bearer(org.adminKey)));
+        return { status: r.status, code: r.body.code, ms };
+      }),
     );
     await lockHolder.query('rollback');
     expect(answers.map((a) => `${a.status} ${a.code}`)).toEqual(Array(25).fill('503 SERVICE_UNAVAILABLE'));

@@ -33,6 +33,10 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Rec
     OPERATOR_API_KEY: OPERATOR_KEY,
     DB_MIGRATE_ON_START: 'false',
     DB_POOL_MAX: '5',
+    // Suites about other things must not see a 503 because a loaded machine made a burst wait
+    // for a connection; test/database-bounds sets the short bounds it proves.
+    DB_ACQUIRE_TIMEOUT: '20s',
+    DB_STATEMENT_TIMEOUT: '20s',
     LOG_LEVEL: 'info',
     WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,400ms',
     WEBHOOK_TIMEOUT_MS: '1000',
