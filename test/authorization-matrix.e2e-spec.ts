@@ -1,5 +1,5 @@
 import type { Access } from '../src/common/auth/access';
-import { hasRole, Role } from '../src/common/auth/principal';
+import { mayCall, Role } from '../src/common/auth/principal';
 import { OrgFixture, createOrgFixture, sampleBody } from './support/org-fixture';
 import { TestReceiver } from './support/receiver';
 import { AppRoute, controllerRoutes, describeRoute, fillPath, servedRoutes } from './support/routes';
@@ -14,7 +14,7 @@ type Caller =
   | { name: 'no key' }
   | { name: 'revoked key' }
   | { name: 'operator key' }
-  | { name: 'read key' | 'write key' | 'admin key'; roles: Role[] }
+  | { name: 'read key' | 'write key' | 'admin key' | 'auditor key'; roles: Role[] }
   | { name: "another organization's admin key"; roles: Role[] };
 
 type Expected = { kind: 'status'; status: 401 | 403 | 404 } | { kind: 'allowed' };
@@ -23,7 +23,7 @@ function expectedFor(access: Access, route: AppRoute, caller: Caller): Expected 
   if (access.kind === 'public') return { kind: 'allowed' };
   if (access.kind === 'operator') return caller.name === 'operator key' ? { kind: 'allowed' } : { kind: 'status', status: 401 };
   if (!('roles' in caller)) return { kind: 'status', status: 401 };
-  if (!hasRole(caller.roles, access.role)) return { kind: 'status', status: 403 };
+  if (!mayCall(caller.roles, access.role, route.method)) return { kind: 'status', status: 403 };
   // Another organization's objects do not exist for this key.
   if (caller.name === "another organization's admin key" && route.params.length > 0) return { kind: 'status', status: 404 };
   return { kind: 'allowed' };
@@ -59,6 +59,22 @@ describe('authorization matrix over every route', () => {
     expect(new Set(routes.map((r) => r.access?.kind))).toEqual(new Set(['public', 'operator', 'apiKey']));
   });
 
+  it('gives auditors every GET of the organization\'s administration and nothing that changes anything', () => {
+    const adminArea = routes.filter((r) => r.path.startsWith('/api/organization/v1/current-organization/'));
+    expect(adminArea.length).toBeGreaterThan(5);
+    const wrong = adminArea
+      .filter((r) => r.access?.kind !== 'apiKey' || mayCall(['auditor'], r.access.role, r.method) !== (r.method === 'GET'))
+      .map(describeRoute);
+    expect(wrong).toEqual([]);
+    // Verify and export are among them.
+    expect(adminArea.map(describeRoute)).toEqual(
+      expect.arrayContaining([
+        'GET /api/organization/v1/current-organization/audit-log/verify',
+        'GET /api/organization/v1/current-organization/audit-log/export',
+      ]),
+    );
+  });
+
   it('has a real object of this organization for every path parameter', () => {
     const missing = routes.flatMap((r) => r.params.filter((p) => !(p in own.params)).map((p) => `${describeRoute(r)}: ${p}`));
     expect(missing).toEqual([]);
@@ -69,6 +85,7 @@ describe('authorization matrix over every route', () => {
     ['a revoked key', () => ({ caller: { name: 'revoked key' }, key: own.keys.revoked })],
     ['a read key', () => ({ caller: { name: 'read key', roles: ['read'] }, key: own.keys.read })],
     ['a write key', () => ({ caller: { name: 'write key', roles: ['write'] }, key: own.keys.write })],
+    ['an auditor key', () => ({ caller: { name: 'auditor key', roles: ['auditor'] }, key: own.keys.auditor })],
     // Before the organization's own admin key, whose deletions would otherwise make a 404 trivial.
     [
       "another organization's admin key",

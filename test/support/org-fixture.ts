@@ -9,7 +9,7 @@ export const FIXTURE_SECRET = 'fixture-shared-secret-0123456789';
 /** An organization holding one object of every kind a route can address, and keys of every kind. */
 export interface OrgFixture {
   org: TestOrganization;
-  keys: { read: string; write: string; admin: string; revoked: string };
+  keys: { read: string; write: string; admin: string; auditor: string; revoked: string };
   /** A real value for every path parameter of the API, all of this organization. */
   params: Record<string, string>;
 }
@@ -18,6 +18,7 @@ export async function createOrgFixture(t: TestApp, receiver: TestReceiver): Prom
   const org = await createOrganization(t);
   const read = (await createApiKey(t, org.id, ['read'])).key;
   const write = (await createApiKey(t, org.id, ['write'])).key;
+  const auditor = (await createApiKey(t, org.id, ['auditor'])).key;
   const revoked = await createApiKey(t, org.id, ['admin'], 'revoked');
   await t.http().delete(`/admin/v1/organizations/${org.id}/api-keys/${revoked.id}`).set(bearer(OPERATOR_KEY)).expect(204);
   const disposable = await createApiKey(t, org.id, ['read'], 'disposable');
@@ -40,7 +41,7 @@ export async function createOrgFixture(t: TestApp, receiver: TestReceiver): Prom
   );
   return {
     org,
-    keys: { read, write, admin: org.adminKey, revoked: revoked.key },
+    keys: { read, write, admin: org.adminKey, auditor, revoked: revoked.key },
     params: {
       organizationId: org.id,
       apiKeyId: disposable.id,

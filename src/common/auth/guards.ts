@@ -6,7 +6,7 @@ import type { Request } from 'express';
 import { AppConfig } from '../../config/app-config';
 import { DomainError } from '../errors/domain-error';
 import type { Access } from './access';
-import { ACCESS_METADATA, ApiKeyPrincipal, hasRole } from './principal';
+import { ACCESS_METADATA, ApiKeyPrincipal, mayCall, rolesAccepted } from './principal';
 
 const CHALLENGE = { 'www-authenticate': 'Bearer' };
 
@@ -35,9 +35,11 @@ export class RolesGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const access = this.reflector.getAllAndOverride<Access>(ACCESS_METADATA, [context.getHandler(), context.getClass()]);
     if (!access || access.kind !== 'apiKey') return true;
-    const principal = context.switchToHttp().getRequest<Request & { user?: ApiKeyPrincipal }>().user;
-    if (!principal || !hasRole(principal.roles, access.role)) {
-      throw new DomainError(403, 'FORBIDDEN', `This API key lacks the "${access.role}" role.`);
+    const req = context.switchToHttp().getRequest<Request & { user?: ApiKeyPrincipal }>();
+    const principal = req.user;
+    if (!principal || !mayCall(principal.roles, access.role, req.method)) {
+      const accepted = rolesAccepted(access.role, req.method).map((role) => `"${role}"`);
+      throw new DomainError(403, 'FORBIDDEN', `This API key lacks a role this route requires (one of ${accepted.join(', ')}).`);
     }
     return true;
   }
