@@ -4,6 +4,7 @@ import { Migration20261122010000NftData } from './Migration20261122010000NftData
 import { Migration20261122020000Whitelist } from './Migration20261122020000Whitelist';
 import { Migration20261122030000WebhookConfig } from './Migration20261122030000WebhookConfig';
 import { Migration20261122040000WebhookDelivery } from './Migration20261122040000WebhookDelivery';
+import { Migration20261123100000AuditChain } from './Migration20261123100000AuditChain';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261122020000Whitelist', class: Migration20261122020000Whitelist },
   { name: 'Migration20261122030000WebhookConfig', class: Migration20261122030000WebhookConfig },
   { name: 'Migration20261122040000WebhookDelivery', class: Migration20261122040000WebhookDelivery },
+  { name: 'Migration20261123100000AuditChain', class: Migration20261123100000AuditChain },
 ];

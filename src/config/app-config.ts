@@ -50,6 +50,11 @@ export abstract class AppConfig {
     readonly reconcileIntervalMs: number;
     readonly jobLockMs: number;
   };
+  /** Audit entries older than retentionMs are pruned (keeping a chain checkpoint), checked every pruneIntervalMs. */
+  abstract readonly audit: {
+    readonly retentionMs: number;
+    readonly pruneIntervalMs: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -182,6 +187,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
       relayIntervalMs: duration('OUTBOX_POLL_INTERVAL', 1000),
       reconcileIntervalMs: duration('WEBHOOK_RECONCILE_INTERVAL', 30_000),
       jobLockMs: duration('WEBHOOK_JOB_LOCK', 30_000),
+    },
+    audit: {
+      retentionMs: duration('AUDIT_RETENTION', 400 * 86_400_000),
+      pruneIntervalMs: duration('AUDIT_PRUNE_INTERVAL', 3_600_000),
     },
   };
   if (!/^[A-Za-z0-9_:-]{1,64}$/.test(config.queuePrefix)) {

@@ -1,4 +1,4 @@
-import { Entity, EntityRepositoryType, Index, ManyToOne, Property } from '@mikro-orm/core';
+import { BigIntType, Entity, EntityRepositoryType, Index, ManyToOne, Property } from '@mikro-orm/core';
 import { Organization } from '../organizations/organization.entity';
 import { BaseEntity } from '../../database/base.entity';
 import { AuditEntryRepository } from './audit-entry.repository';
@@ -31,7 +31,17 @@ export class AuditEntry extends BaseEntity {
   @Property({ type: 'jsonb' })
   changes: AuditChanges;
 
-  constructor(init: Omit<AuditEntry, 'id' | 'createdAt' | typeof EntityRepositoryType>) {
+  /**
+   * Place in the organization's chain (1, 2, ...) and the chained hash (CONTRACT.md section 13).
+   * Both are set while the entry is flushed, under the organization's chain lock, never by callers.
+   */
+  @Property({ type: new BigIntType('number'), nullable: true })
+  chainSeq: number | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  hash: string | null = null;
+
+  constructor(init: Omit<AuditEntry, 'id' | 'createdAt' | 'chainSeq' | 'hash' | typeof EntityRepositoryType>) {
     super();
     Object.assign(this, init);
   }

@@ -1,23 +1,35 @@
+import { IsolationLevel } from '@mikro-orm/core';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import type { RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
 import { encodePageKey, decodePageKey } from '../../common/pagination/page-key';
 import { toPage } from '../../common/pagination/page-query.dto';
+import { ChainVerdict, ChainVerifier } from './audit-chain';
 import { AuditEntry } from './audit-entry.entity';
-import { AuditEntryRepository } from './audit-entry.repository';
+import { AuditEntryRepository, ChainedEntry } from './audit-entry.repository';
 import type { AuditChanges } from './audit.rules';
 
 /** Who acted: an organization's key, or the platform operator (no key). */
 export type AuditActor = Pick<ApiKeyPrincipal, 'apiKeyId' | 'keyPrefix'> | { kind: 'operator' };
 
+/** Rows read per query by verify and export: what bounds their memory, whatever the chain length. */
+const CHAIN_PAGE = 1000;
+
+/** Verify and export read one consistent snapshot, so a concurrent append or prune cannot look like tampering. */
+const SNAPSHOT = { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true } as const;
+
 @Injectable()
 export class AuditService {
-  constructor(private readonly entries: AuditEntryRepository) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly entries: AuditEntryRepository,
+  ) {}
 
   /**
    * Stages an entry on the caller's EntityManager so it commits (or rolls back) with the change it
    * describes: there is never a change without its entry, nor an entry for a change that failed.
+   * The entry is linked into its organization's hash chain when that transaction flushes.
    */
   record(
     em: EntityManager,
@@ -41,5 +53,64 @@ export class AuditService {
     const before = pageKey ? (decodePageKey(pageKey, ['uuid'])[0] as string) : null;
     const rows = await this.entries.page(organizationId, before, pageSize + 1);
     return toPage(rows, pageSize, (last) => encodePageKey([last.id]));
+  }
+
+  /**
+   * Recomputes the organization's chain from the retention checkpoint to the head, one page at a
+   * time. An edited, deleted, inserted or reordered row breaks it at the first entry affected;
+   * deleting the newest entries shows as a head the remaining chain no longer reaches.
+   */
+  verify(organizationId: string): Promise<ChainVerdict> {
+    return this.em.fork().transactional(async (em) => {
+      const entries = em.getRepository(AuditEntry);
+      const state = await entries.chainState(organizationId);
+      const verifier = new ChainVerifier(state.checkpointHash, state.checkpointSeq);
+      let after = state.checkpointSeq;
+      let lastId: string | null = null;
+      for (;;) {
+        const page = await entries.chainPage(organizationId, after, CHAIN_PAGE);
+        for (const entry of page) verifier.add(entry, entry.seq);
+        if (page.length === 0) break;
+        after = page[page.length - 1].seq;
+        lastId = page[page.length - 1].id;
+        if (page.length < CHAIN_PAGE) break;
+      }
+      const verdict = verifier.verdict(state.headHash, lastId);
+      // Rows beyond the recorded head (inserted by hand) are not part of the chain.
+      if (verdict.valid && after > state.headSeq) return { valid: false, entries: verdict.entries, firstBrokenEntryId: lastId };
+      return verdict;
+    }, SNAPSHOT);
+  }
+
+  /**
+   * Streams the chain, or the contiguous part of it written in [since, until), oldest first.
+   * `start` receives the hash the first entry links to (so the export verifies on its own) before
+   * any entry; `write` receives one page at a time and may wait (back-pressure).
+   */
+  export(
+    organizationId: string,
+    window: { since: Date | null; until: Date | null },
+    start: (previousHash: string) => void,
+    write: (page: ChainedEntry[]) => Promise<boolean>,
+  ): Promise<void> {
+    return this.em.fork().transactional(async (em) => {
+      const entries = em.getRepository(AuditEntry);
+      const state = await entries.chainState(organizationId);
+      const range = await entries.seqRange(organizationId, state.checkpointSeq, window.since, window.until);
+      if (!range) {
+        start(state.headHash);
+        return;
+      }
+      const previous = range.first - 1 <= state.checkpointSeq ? state.checkpointHash : await entries.hashAt(organizationId, range.first - 1);
+      start(previous ?? state.checkpointHash);
+      let after = range.first - 1;
+      for (;;) {
+        const page = await entries.chainPage(organizationId, after, CHAIN_PAGE, range.last);
+        if (page.length === 0) break;
+        if (!(await write(page))) break;
+        after = page[page.length - 1].seq;
+        if (page.length < CHAIN_PAGE) break;
+      }
+    }, SNAPSHOT);
   }
 }

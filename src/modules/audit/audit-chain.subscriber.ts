@@ -1,0 +1,52 @@
+import { ChangeSetType, EventSubscriber, FlushEventArgs } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { chainHash } from './audit-chain';
+import { AuditEntry } from './audit-entry.entity';
+import { exportedOf } from './dto/audit-entry.response.dto';
+
+/**
+ * Links every new audit entry into its organization's chain while the transaction that writes it
+ * flushes. The `audit_chain` row of the organization is locked (by the upsert) until that
+ * transaction ends, so concurrent writers append one after the other and the chain never forks;
+ * a rolled-back write leaves the head where it was.
+ */
+export class AuditChainSubscriber implements EventSubscriber {
+  async onFlush(args: FlushEventArgs): Promise<void> {
+    const created = args.uow
+      .getChangeSets()
+      .filter((cs) => cs.type === ChangeSetType.CREATE && cs.entity instanceof AuditEntry)
+      .map((cs) => cs.entity as AuditEntry)
+      .filter((entry) => entry.organizationId !== null && entry.hash === null);
+    if (created.length === 0) return;
+    if (!args.em.isInTransaction()) {
+      // Outside a transaction the lock would end before the insert: the chain could fork.
+      throw new Error('Audit entries are recorded inside the transaction of the change they describe.');
+    }
+    const em = args.em as EntityManager;
+    const byOrganization = new Map<string, AuditEntry[]>();
+    for (const entry of created) byOrganization.set(entry.organizationId!, [...(byOrganization.get(entry.organizationId!) ?? []), entry]);
+    // A fixed lock order keeps two transactions touching the same organizations from deadlocking.
+    for (const organizationId of [...byOrganization.keys()].sort()) {
+      const [head] = await em.execute<{ head_seq: string; head_hash: string }[]>(
+        `insert into "audit_chain" ("organization_id") values (?)
+         on conflict ("organization_id") do update set "head_seq" = "audit_chain"."head_seq"
+         returning "head_seq", "head_hash"`,
+        [organizationId],
+      );
+      let seq = Number(head.head_seq);
+      let hash = head.head_hash;
+      for (const entry of byOrganization.get(organizationId)!) {
+        seq += 1;
+        hash = chainHash(hash, exportedOf(entry));
+        entry.chainSeq = seq;
+        entry.hash = hash;
+        args.uow.recomputeSingleChangeSet(entry);
+      }
+      await em.execute(`update "audit_chain" set "head_seq" = ?, "head_hash" = ? where "organization_id" = ?`, [
+        seq,
+        hash,
+        organizationId,
+      ]);
+    }
+  }
+}
