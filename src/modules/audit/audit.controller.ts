@@ -1,7 +1,6 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { once } from 'node:events';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
@@ -10,6 +9,19 @@ import { PageQueryDto } from '../../common/pagination/page-query.dto';
 import { AuditService } from './audit.service';
 import { AuditExportQueryDto } from './dto/audit-export.query.dto';
 import { AuditEntryDto, AuditLogPageDto, AuditVerifyDto } from './dto/audit-entry.response.dto';
+
+/** Waits until the client takes more, or is gone; leaves no listener behind either way. */
+function drainOrClose(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
 
 /** Response header carrying the hash an export's first line links to (64 zeros from the chain's start). */
 export const EXPORT_PREVIOUS_HASH_HEADER = 'x-audit-previous-hash';
@@ -70,7 +82,7 @@ export class AuditController {
         async (page) => {
           if (closed) return false;
           const text = page.map(({ seq: _seq, ...entry }) => `${JSON.stringify(entry)}\n`).join('');
-          if (!res.write(text)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+          if (!res.write(text)) await drainOrClose(res);
           return !closed;
         },
       );
