@@ -11,6 +11,7 @@ import { validationExceptionFactory } from './common/errors/validation';
 import { enforceJsonBodyRules } from './common/http/json-body-rules';
 import { requestIdMiddleware } from './common/http/request-id';
 import { AppConfig } from './config/app-config';
+import { addRequiredRoles } from './openapi/required-roles';
 
 const WORKER_PATHS = /^\/(health\/(live|ready)|metrics)$/;
 
@@ -84,7 +85,7 @@ export function buildOpenApiDocument(app: INestApplication) {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Organization API key' }, API_KEY_SCHEME)
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Platform operator key (OPERATOR_API_KEY)' }, OPERATOR_SCHEME)
     .build();
-  return SwaggerModule.createDocument(app, document);
+  return addRequiredRoles(app, SwaggerModule.createDocument(app, document));
 }
 
 function setupSwagger(app: INestApplication): void {
