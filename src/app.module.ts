@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
 import { AppConfig } from './config/app-config';
@@ -7,6 +7,7 @@ import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { DatabaseModule } from './database/database.module';
 import { serviceBounds } from './database/mikro-orm.options';
+import { INSTALLED_EXTENSIONS } from './extensions/installed';
 import { loggerParams } from './logging';
 import { AuditModule } from './modules/audit/audit.module';
 import { DomainEventsModule } from './modules/domain-events/domain-events.module';
@@ -23,6 +24,8 @@ import { QueueModule } from './queue/queue.module';
 export interface AppModuleOptions {
   /** Where log lines go (stdout when absent); tests capture them to prove secrets never appear. */
   logDestination?: NodeJS.WritableStream;
+  /** Extension modules to run besides src/extensions/installed.ts (docs/EXTENDING.md). */
+  extensions?: (Type | DynamicModule)[];
 }
 
 @Module({})
@@ -46,6 +49,8 @@ export class AppModule {
         WhitelistModule,
         WebhookConfigModule,
         RateLimitModule,
+        ...INSTALLED_EXTENSIONS,
+        ...(options.extensions ?? []),
       ],
       providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
     };

@@ -1,5 +1,7 @@
 // Entry point for the mikro-orm CLI (npm run migration:create / migration:up).
 import { loadConfig } from '../config/app-config';
+// Loading the installed extension modules registers their entities and migrations.
+import '../extensions/installed';
 import { buildOrmOptions } from './mikro-orm.options';
 
 export default buildOrmOptions(loadConfig());

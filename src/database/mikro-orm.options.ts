@@ -3,6 +3,7 @@ import { defineConfig, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import type { Options } from '@mikro-orm/core';
 import { MIGRATIONS } from '../../migrations';
 import type { AppConfig } from '../config/app-config';
+import { extensionEntities, extensionMigrations } from '../extensions/registry';
 import { ENTITIES } from './entities';
 
 /**
@@ -39,7 +40,8 @@ export function buildOrmOptions(
   }
   return defineConfig({
     clientUrl: config.databaseUrl,
-    entities: ENTITIES,
+    // Built-in entities and migrations, then those extension modules registered for themselves.
+    entities: [...ENTITIES, ...extensionEntities()],
     forceUtcTimezone: true,
     pool: {
       min: 0,
@@ -55,7 +57,7 @@ export function buildOrmOptions(
     // Migrations are listed in code so the compiled app and the test runner see the same set
     // without globbing .ts or .js files.
     migrations: {
-      migrationsList: MIGRATIONS,
+      migrationsList: [...MIGRATIONS, ...extensionMigrations()],
       path: 'dist/migrations',
       pathTs: 'migrations',
       transactional: true,

@@ -1,4 +1,4 @@
-import { INestApplication } from '@nestjs/common';
+import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Writable } from 'node:stream';
 import request from 'supertest';
@@ -46,7 +46,10 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Rec
   };
 }
 
-export async function createTestApp(overrides: Record<string, string | undefined> = {}): Promise<TestApp> {
+export async function createTestApp(
+  overrides: Record<string, string | undefined> = {},
+  options: { extensions?: (Type | DynamicModule)[] } = {},
+): Promise<TestApp> {
   const config = loadConfig(testEnv(overrides));
   const logs: string[] = [];
   const logDestination = new Writable({
@@ -56,7 +59,7 @@ export async function createTestApp(overrides: Record<string, string | undefined
     },
   });
   const moduleRef = await Test.createTestingModule({
-    imports: [AppModule.forRoot(config, { logDestination })],
+    imports: [AppModule.forRoot(config, { logDestination, extensions: options.extensions })],
   }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, bufferLogs: true });
   configureApp(app, config);

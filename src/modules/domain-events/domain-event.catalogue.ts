@@ -18,3 +18,6 @@ export type DomainEventInput =
 
 export type ResourceType = DomainEventInput['resourceType'];
 export type EventAction = DomainEventInput['action'];
+
+/** The resourceTypes of the built-in catalogue above; extension modules declare others (src/extensions/registry.ts). */
+export const BUILT_IN_RESOURCE_TYPES: readonly string[] = ['Wallet', 'Token', 'Transaction', 'WebhookTest'] satisfies ResourceType[];

@@ -1,15 +1,29 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
-import { DomainEventInput } from './domain-event.catalogue';
+import { isDeclaredEvent } from '../../extensions/registry';
+import { BUILT_IN_RESOURCE_TYPES, DomainEventInput, EventChanges, WebhookType } from './domain-event.catalogue';
 import { DomainEvent } from './domain-event.entity';
 
 /**
  * The only way event rows are written. It takes the EntityManager of the caller's transaction so
  * the event commits, or rolls back, with the data it describes (transactional outbox).
  */
+/** An event of an extension module, as it declared it (src/extensions/registry.ts). */
+export interface ExtensionEventInput {
+  webhookType: WebhookType;
+  resourceType: string;
+  action: string;
+  resourceId: string;
+  changes: EventChanges | null;
+}
+
 @Injectable()
 export class DomainEventPublisher {
-  publish(em: EntityManager, organizationId: string, event: DomainEventInput): DomainEvent {
+  publish(em: EntityManager, organizationId: string, event: DomainEventInput | ExtensionEventInput): DomainEvent {
+    if (!BUILT_IN_RESOURCE_TYPES.includes(event.resourceType) && !isDeclaredEvent(event.webhookType, event.resourceType, event.action)) {
+      // A programming error, not bad input: the module forgot to declare what it publishes.
+      throw new Error(`Undeclared domain event ${event.webhookType}/${event.resourceType}.${event.action}: declare it in the module's extension definition.`);
+    }
     const row = new DomainEvent({
       organizationId,
       webhookType: event.webhookType,
