@@ -9,7 +9,9 @@ export const OPERATOR_SCHEME = 'operatorKey';
 
 /**
  * Every route carries exactly one access decorator; the authorization matrix test reads this
- * metadata to prove no route is left unguarded.
+ * metadata to prove no route is left unguarded. `role` is the role the route is for; which roles
+ * a key may hold to call it (admin always, auditor for the GETs of admin routes) is decided by
+ * `rolesAccepted`, for the guard, the OpenAPI document and docs/ACCESS.md alike.
  */
 export function Auth(role: Role) {
   return applyDecorators(
@@ -17,7 +19,7 @@ export function Auth(role: Role) {
     UseGuards(ApiKeyAuthGuard, RolesGuard),
     ApiBearerAuth(API_KEY_SCHEME),
     ApiUnauthorizedResponse({ description: 'Missing, unknown or revoked API key (problem details).' }),
-    ApiForbiddenResponse({ description: `The API key lacks the \`${role}\` role (problem details).` }),
+    ApiForbiddenResponse({ description: 'The API key holds none of the roles in `x-required-roles` (problem details).' }),
   );
 }
 
