@@ -103,6 +103,17 @@ describe('tamper-evident audit log', () => {
       expect(await chainRows()).toEqual(before);
     });
 
+    it('is a role an organization admin can issue, like the operator', async () => {
+      const res = await t
+        .http()
+        .post('/api/organization/v1/current-organization/api-keys')
+        .set(bearer(org.adminKey))
+        .send({ name: 'external auditor', roles: ['auditor'] })
+        .expect(201);
+      expect(res.body.roles).toEqual(['auditor']);
+      await t.http().get(`${AUDIT}/verify`).set(bearer(res.body.key)).expect(200);
+    });
+
     it('reads no wallet or token data (that is the read role)', async () => {
       expectProblem(await t.http().get('/v1/wallets').set(bearer(auditorKey)), 403, 'FORBIDDEN');
     });
