@@ -86,31 +86,42 @@ export class AuditService {
    * Streams the chain, or the contiguous part of it written in [since, until), oldest first.
    * `start` receives the hash the first entry links to (so the export verifies on its own) before
    * any entry; `write` receives one page at a time and may wait (back-pressure).
+   *
+   * The extent (from a checkpoint to the head) is fixed in one snapshot; the pages are then read
+   * one short query at a time, so a slow client holds no transaction or connection open. Entries
+   * appended meanwhile lie beyond the head and are not part of this export; if retention prunes
+   * entries this export had yet to send, it fails rather than send a chain with a hole in it.
    */
-  export(
+  async export(
     organizationId: string,
     window: { since: Date | null; until: Date | null },
     start: (previousHash: string) => void,
     write: (page: ChainedEntry[]) => Promise<boolean>,
   ): Promise<void> {
-    return this.em.fork().transactional(async (em) => {
+    const extent = await this.em.fork().transactional(async (em) => {
       const entries = em.getRepository(AuditEntry);
       const state = await entries.chainState(organizationId);
       const range = await entries.seqRange(organizationId, state.checkpointSeq, window.since, window.until);
-      if (!range) {
-        start(state.headHash);
-        return;
-      }
-      const previous = range.first - 1 <= state.checkpointSeq ? state.checkpointHash : await entries.hashAt(organizationId, range.first - 1);
-      start(previous ?? state.checkpointHash);
-      let after = range.first - 1;
-      for (;;) {
-        const page = await entries.chainPage(organizationId, after, CHAIN_PAGE, range.last);
-        if (page.length === 0) break;
-        if (!(await write(page))) break;
-        after = page[page.length - 1].seq;
-        if (page.length < CHAIN_PAGE) break;
-      }
+      if (!range) return { range: null, previous: state.headHash };
+      const previous =
+        range.first - 1 <= state.checkpointSeq ? state.checkpointHash : await entries.hashAt(organizationId, range.first - 1);
+      return { range, previous: previous ?? state.checkpointHash };
     }, SNAPSHOT);
+    start(extent.previous);
+    if (!extent.range) return;
+    const entries = this.em.fork().getRepository(AuditEntry);
+    let after = extent.range.first - 1;
+    while (after < extent.range.last) {
+      const page = await entries.chainPage(organizationId, after, CHAIN_PAGE, extent.range.last);
+      const gap = page.length === 0 || page[0].seq !== after + 1;
+      // A gap the checkpoint explains was pruned under this export; any other is tampering, which
+      // the export shows as it is (verification of the file then fails at that point).
+      if (gap && (await entries.chainState(organizationId)).checkpointSeq > after) {
+        throw new Error('Audit entries were pruned while this export was reading them.');
+      }
+      if (page.length === 0) break;
+      if (!(await write(page))) break;
+      after = page[page.length - 1].seq;
+    }
   }
 }
