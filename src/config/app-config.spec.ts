@@ -73,6 +73,15 @@ describe('loadConfig', () => {
     });
   });
 
+  it('keeps audit entries 400 days by default, and refuses a retention that is not a duration', () => {
+    expect(loadConfig({}).audit).toEqual({ retentionMs: 400 * 86_400_000, pruneIntervalMs: 3_600_000 });
+    expect(loadConfig({ AUDIT_RETENTION: '90d', AUDIT_PRUNE_INTERVAL: '10m' }).audit).toEqual({
+      retentionMs: 90 * 86_400_000,
+      pruneIntervalMs: 600_000,
+    });
+    expect(() => loadConfig({ AUDIT_RETENTION: 'forever' })).toThrow(/AUDIT_RETENTION must be a duration/);
+  });
+
   it('honours a custom retry schedule', () => {
     expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '200ms, 1s,5s' }).webhook.retryScheduleMs).toEqual([200, 1000, 5000]);
   });
