@@ -2,6 +2,7 @@ import canonicalize from 'canonicalize';
 import { createHash } from 'node:crypto';
 import { Client } from 'pg';
 import { AuditPruner } from '../src/modules/audit/audit-pruner.service';
+import { AuditService } from '../src/modules/audit/audit.service';
 import { bearer, createApiKey, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { newAddress, sql } from './support/nft';
 import { createTestApp, OPERATOR_KEY, TestApp } from './support/test-app';
@@ -327,6 +328,39 @@ describe('tamper-evident audit log', () => {
       } finally {
         await app.close();
       }
+    });
+
+    it('fails an export whose remaining entries retention prunes under it, rather than send a chain with a hole', async () => {
+      const orgId = '01930000-0000-7000-8000-00000000e0a1';
+      await sql(t, `insert into "organization" ("id", "created_at", "name") values (?, '2020-01-01T00:00:00Z', 'Old')`, [orgId]);
+      // 1,500 entries of 2020: more than one page of the export.
+      await sql(
+        t,
+        `insert into "audit_entry" ("id", "created_at", "organization_id", "action", "key_prefix", "changes", "chain_seq", "hash")
+         select ('01930000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, '2020-01-01T00:00:00Z'::timestamptz + i * interval '1 ms',
+                ?, 'old.thing', 'operator', '{}'::jsonb, i, encode(sha256(i::text::bytea), 'hex')
+           from generate_series(1, 1500) as i`,
+        [orgId],
+      );
+      await sql(t, `insert into "audit_chain" ("organization_id", "head_seq", "head_hash") values (?, 1500, encode(sha256('1500'::bytea), 'hex'))`, [
+        orgId,
+      ]);
+      const retentionMs = t.config.audit.retentionMs;
+      const pruner = t.app.get(AuditPruner);
+      const sent: number[] = [];
+      const exporting = t.app.get(AuditService).export(
+        orgId,
+        { since: null, until: null },
+        () => undefined,
+        async (page) => {
+          sent.push(...page.map((e) => e.seq));
+          // Between two pages, a worker prunes everything of 2020.
+          if (sent.length === page.length) await pruner.prune(new Date(Date.parse('2020-01-02T00:00:00Z') + retentionMs));
+          return true;
+        },
+      );
+      await expect(exporting).rejects.toThrow(/pruned while this export/);
+      expect(sent).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
     });
   });
 });
