@@ -1,4 +1,6 @@
 export interface FieldError {
+  /** Position of the offending item in a batch request; absent for single requests. */
+  index?: number;
   field: string;
   message: string;
 }

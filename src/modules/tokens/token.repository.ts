@@ -1,3 +1,4 @@
+import { queryRows } from '../../database/raw-sql';
 import { EntityRepository } from '@mikro-orm/postgresql';
 import type { Token } from './token.entity';
 import { tokenColumnsSql, TokenView, tokenViewFromRow, tokenVisibleSql } from './token.view';
@@ -11,6 +12,16 @@ export const VISIBLE_TOKEN_SQL = `select ${tokenColumnsSql('t', 'tk_')}
         where t."organization_id" = ? and t."id" = ? and ${tokenVisibleSql('t')}`;
 
 export class TokenRepository extends EntityRepository<Token> {
+  /** Which of `ids` are tokens of the organization: one plain statement, no entities loaded. */
+  async existingIds(organizationId: string, ids: string[]): Promise<Set<string>> {
+    const rows = await queryRows<{ id: string }>(
+      this.getEntityManager(),
+      'select "id" from "token" where "organization_id" = ? and "id" = any(?::uuid[])',
+      [organizationId, ids],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
   findInOrganization(organizationId: string, id: string): Promise<Token | null> {
     return this.findOne({ organizationId, id });
   }

@@ -84,6 +84,11 @@ export class TokensService {
     if (!token) throw tokenNotFound(tokenId);
     return token;
   }
+
+  /** Which of `tokenIds` belong to the organization, read on the caller's transaction in one statement. */
+  existingInTransaction(em: EntityManager, organizationId: string, tokenIds: string[]): Promise<Set<string>> {
+    return em.getRepository(Token).existingIds(organizationId, tokenIds);
+  }
 }
 
 function metadataOf(token: Token): TokenMetadata {

@@ -1,4 +1,5 @@
-import { EntityRepository } from '@mikro-orm/postgresql';
+import { EntityManager, EntityRepository } from '@mikro-orm/postgresql';
+import { queryRows } from '../../database/raw-sql';
 import { tokenColumnsSql, TokenView, tokenViewFromRow } from '../tokens/token.view';
 import { whitelistVisibleForSql } from '../whitelist/whitelist-filter';
 import type { Balance } from './balance.entity';
@@ -9,7 +10,49 @@ export interface HeldToken {
   token: TokenView;
 }
 
+export interface BalanceChange {
+  walletId: string;
+  tokenId: string;
+  delta: bigint;
+}
+
 export class BalanceRepository extends EntityRepository<Balance> {
+  /**
+   * Locks the balance rows of `pairs` (keys `walletId/tokenId`) and returns their amounts, in ONE
+   * statement that walks the pairs in (wallet, token) order: a missing row is created at zero and
+   * an existing one is locked by a no-op update. Every row a batch will touch is thus locked before
+   * it changes anything, in the same global order single movements lock in, so a batch and a
+   * single movement cannot deadlock, and an in-memory replay of the batch over these amounts is
+   * exact until commit. Wallets and tokens must exist (foreign keys). Runs on `em`'s transaction.
+   */
+  async lockRows(em: EntityManager, organizationId: string, pairs: string[]): Promise<Map<string, bigint>> {
+    if (pairs.length === 0) return new Map();
+    const sorted = [...pairs].sort();
+    const rows = await queryRows<{ wallet_id: string; token_id: string; amount: string }>(
+      em,
+      `insert into "balance" ("wallet_id", "token_id", "organization_id", "amount", "updated_at")
+       select p."wallet_id", p."token_id", ?, 0, now()
+         from unnest(?::uuid[], ?::uuid[]) with ordinality as p("wallet_id", "token_id", "n")
+        order by p."n"
+       on conflict ("wallet_id", "token_id") do update set "amount" = "balance"."amount"
+       returning "wallet_id", "token_id", "amount"::text as "amount"`,
+      [organizationId, sorted.map((key) => key.slice(0, key.indexOf('/'))), sorted.map((key) => key.slice(key.indexOf('/') + 1))],
+    );
+    return new Map(rows.map((row) => [`${row.wallet_id}/${row.token_id}`, BigInt(row.amount)]));
+  }
+
+  /** Adds each delta to its row, all rows locked beforehand by lockRows, in one statement. */
+  async applyChanges(em: EntityManager, changes: BalanceChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    await queryRows(
+      em,
+      `update "balance" b set "amount" = b."amount" + c."delta", "updated_at" = now()
+         from unnest(?::uuid[], ?::uuid[], ?::numeric[]) as c("wallet_id", "token_id", "delta")
+        where b."wallet_id" = c."wallet_id" and b."token_id" = c."token_id"`,
+      [changes.map((c) => c.walletId), changes.map((c) => c.tokenId), changes.map((c) => c.delta.toString())],
+    );
+  }
+
   /**
    * One page of what a wallet holds, in ONE query whatever the page size: the wallet row is the
    * outer side of a lateral join, so an unknown (or another organization's) wallet yields no row

@@ -1,6 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
-import { notFound, unprocessable, validationFailed } from '../../common/errors/domain-error';
+import { DomainError, FieldError, notFound, unprocessable, validationFailed } from '../../common/errors/domain-error';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
 import { TokensService } from '../tokens/tokens.service';
 import { UINT256_MAX } from '../tokens/uint256';
@@ -9,6 +9,9 @@ import type { CreateTransactionRequestDto } from './dto/create-transaction.reque
 import { TransactionDto } from './dto/transaction.response.dto';
 import { NftTransaction } from './nft-transaction.entity';
 import { NftTransactionRepository } from './nft-transaction.repository';
+import { BalanceRepository } from './balance.repository';
+import { balanceKey, batchFingerprint, planBatch } from './transaction-batch.rules';
+import { validateBatchItems } from './transaction-batch.validation';
 import {
   balanceSteps,
   DEFAULT_AMOUNT,
@@ -19,6 +22,7 @@ import {
 } from './transaction.rules';
 
 const IDEMPOTENCY_SCOPE = 'POST /v1/transactions';
+const BATCH_IDEMPOTENCY_SCOPE = 'POST /v1/transactions/batch';
 
 export interface RecordedTransaction {
   transaction: TransactionDto;
@@ -26,13 +30,22 @@ export interface RecordedTransaction {
   replayed: boolean;
 }
 
-type Claim = { kind: 'claimed' } | { kind: 'replay'; body: TransactionDto } | { kind: 'mismatch' };
+export interface RecordedBatch {
+  transactions: TransactionDto[];
+  replayed: boolean;
+}
+
+type Claim<T> = { kind: 'claimed' } | { kind: 'replay'; body: T } | { kind: 'mismatch' };
+
+const keyReused = () =>
+  unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request in the last 24 hours.');
 
 @Injectable()
 export class TransactionsService {
   constructor(
     private readonly em: EntityManager,
     private readonly transactions: NftTransactionRepository,
+    private readonly balances: BalanceRepository,
     private readonly tokens: TokensService,
     private readonly wallets: WalletsService,
     private readonly events: DomainEventPublisher,
@@ -54,14 +67,9 @@ export class TransactionsService {
 
     return this.em.transactional(async (em) => {
       if (idempotencyKey !== undefined) {
-        const claim = await this.claimIdempotencyKey(em, organizationId, idempotencyKey, requestFingerprint(request));
+        const claim = await this.claimIdempotencyKey<TransactionDto>(em, organizationId, IDEMPOTENCY_SCOPE, idempotencyKey, requestFingerprint(request));
         if (claim.kind === 'replay') return { transaction: claim.body, replayed: true };
-        if (claim.kind === 'mismatch') {
-          throw unprocessable(
-            'IDEMPOTENCY_KEY_REUSED',
-            'This Idempotency-Key was already used with a different request in the last 24 hours.',
-          );
-        }
+        if (claim.kind === 'mismatch') throw keyReused();
       }
 
       await this.tokens.requireInTransaction(em, organizationId, request.tokenId);
@@ -79,8 +87,66 @@ export class TransactionsService {
         changes: null,
       });
       const answer = TransactionDto.from(transaction);
-      if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, idempotencyKey, answer);
+      if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, IDEMPOTENCY_SCOPE, idempotencyKey, answer);
       return { transaction: answer, replayed: false };
+    });
+  }
+
+  /**
+   * Records up to MAX_BATCH_SIZE movements all or nothing, in one database transaction, with set
+   * statements whose count does not grow with the batch: existence of every token and wallet in
+   * two lookups, every touched balance row locked (or created at zero) in one ordered statement,
+   * the movements replayed in memory in request order (planBatch), then one statement per kind of
+   * write. The locks make the in-memory replay exact: no other write can change those rows before
+   * commit.
+   */
+  async createBatch(organizationId: string, items: unknown[], idempotencyKey?: string): Promise<RecordedBatch> {
+    const validated = validateBatchItems(items);
+    if ('errors' in validated) throw batchValidationFailed(validated.errors);
+    const { movements } = validated;
+
+    return this.em.transactional(async (em) => {
+      if (idempotencyKey !== undefined) {
+        const claim = await this.claimIdempotencyKey<TransactionDto[]>(
+          em,
+          organizationId,
+          BATCH_IDEMPOTENCY_SCOPE,
+          idempotencyKey,
+          batchFingerprint(movements),
+        );
+        if (claim.kind === 'replay') return { transactions: claim.body, replayed: true };
+        if (claim.kind === 'mismatch') throw keyReused();
+      }
+
+      const tokenIds = unique(movements.map((m) => m.tokenId));
+      const walletIds = unique(movements.flatMap((m) => [m.fromWalletId, m.toWalletId]).filter((id): id is string => id !== null));
+      const [knownTokens, knownWallets] = [
+        await this.tokens.existingInTransaction(em, organizationId, tokenIds),
+        await this.wallets.existingInTransaction(em, organizationId, walletIds),
+      ];
+      // Only rows of known wallets and tokens can exist; planBatch refuses the others in request order.
+      const pairs = unique(
+        movements
+          .filter((m) => knownTokens.has(m.tokenId))
+          .flatMap((m) => [m.fromWalletId, m.toWalletId].filter((w): w is string => w !== null && knownWallets.has(w)).map((w) => balanceKey(w, m.tokenId))),
+      );
+      const plan = planBatch(movements, knownTokens, knownWallets, await this.balances.lockRows(em, organizationId, pairs));
+      if ('refusal' in plan) {
+        const { index, status, code, field, message } = plan.refusal;
+        throw new DomainError(status, code, `transactions[${index}]: ${message}`, [{ index, field, message }]);
+      }
+      await this.balances.applyChanges(em, plan.changes);
+
+      const rows = movements.map((m) => new NftTransaction({ organizationId, ...m }));
+      await em.insertMany(rows);
+      await this.events.publishMany(
+        em,
+        organizationId,
+        rows.map((row) => ({ webhookType: 'transaction', resourceType: 'Transaction', action: 'create', resourceId: row.id, changes: null })),
+      );
+      const answer = rows.map((row) => TransactionDto.from(row));
+      if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, BATCH_IDEMPOTENCY_SCOPE, idempotencyKey, answer);
+      return { transactions: answer, replayed: false };
     });
   }
 
@@ -132,7 +198,13 @@ export class TransactionsService {
    * blocks on the primary key until this one commits (then it replays this answer) or rolls back
    * (then it claims the key itself). A key older than the window is taken over as new.
    */
-  private async claimIdempotencyKey(em: EntityManager, organizationId: string, key: string, requestHash: string): Promise<Claim> {
+  private async claimIdempotencyKey<T>(
+    em: EntityManager,
+    organizationId: string,
+    scope: string,
+    key: string,
+    requestHash: string,
+  ): Promise<Claim<T>> {
     const claimed = await em.execute(
       `insert into "idempotency_key" ("organization_id", "scope", "key", "request_hash", "response_status", "response_body", "created_at")
        values (?, ?, ?, ?, null, null, now())
@@ -141,23 +213,38 @@ export class TransactionsService {
              "created_at" = excluded."created_at"
          where "idempotency_key"."created_at" < now() - make_interval(hours => ?)
        returning 1`,
-      [organizationId, IDEMPOTENCY_SCOPE, key, requestHash, IDEMPOTENCY_WINDOW_HOURS],
+      [organizationId, scope, key, requestHash, IDEMPOTENCY_WINDOW_HOURS],
     );
     if (claimed.length > 0) return { kind: 'claimed' };
-    const [stored] = await em.execute<{ request_hash: string; response_body: TransactionDto | null }[]>(
+    const [stored] = await em.execute<{ request_hash: string; response_body: T | null }[]>(
       `select "request_hash", "response_body" from "idempotency_key"
         where "organization_id" = ? and "scope" = ? and "key" = ?`,
-      [organizationId, IDEMPOTENCY_SCOPE, key],
+      [organizationId, scope, key],
     );
     if (!stored || stored.request_hash !== requestHash || stored.response_body === null) return { kind: 'mismatch' };
     return { kind: 'replay', body: stored.response_body };
   }
 
-  private async rememberAnswer(em: EntityManager, organizationId: string, key: string, answer: TransactionDto): Promise<void> {
+  private async rememberAnswer(em: EntityManager, organizationId: string, scope: string, key: string, answer: unknown): Promise<void> {
     await em.execute(
       `update "idempotency_key" set "response_status" = 201, "response_body" = ?::jsonb
         where "organization_id" = ? and "scope" = ? and "key" = ?`,
-      [JSON.stringify(answer), organizationId, IDEMPOTENCY_SCOPE, key],
+      [JSON.stringify(answer), organizationId, scope, key],
     );
   }
+}
+
+function unique<T>(values: T[]): T[] {
+  return [...new Set(values)];
+}
+
+function batchValidationFailed(errors: FieldError[]): DomainError {
+  const first = errors[0];
+  const bad = new Set(errors.map((e) => e.index)).size;
+  return new DomainError(
+    400,
+    'VALIDATION_FAILED',
+    `${bad} item(s) of the batch are not valid; first: transactions[${first.index}].${first.field}: ${first.message}`,
+    errors,
+  );
 }

@@ -1,7 +1,18 @@
+import { queryRows } from '../../database/raw-sql';
 import { EntityRepository } from '@mikro-orm/postgresql';
 import type { Wallet } from './wallet.entity';
 
 export class WalletRepository extends EntityRepository<Wallet> {
+  /** Which of `ids` are wallets of the organization: one plain statement, no entities loaded. */
+  async existingIds(organizationId: string, ids: string[]): Promise<Set<string>> {
+    const rows = await queryRows<{ id: string }>(
+      this.getEntityManager(),
+      'select "id" from "wallet" where "organization_id" = ? and "id" = any(?::uuid[])',
+      [organizationId, ids],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
   findInOrganization(organizationId: string, id: string): Promise<Wallet | null> {
     return this.findOne({ organizationId, id });
   }

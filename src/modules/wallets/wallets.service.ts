@@ -51,6 +51,11 @@ export class WalletsService {
     return wallet;
   }
 
+  /** Which of `walletIds` belong to the organization, read on the caller's transaction in one statement. */
+  existingInTransaction(em: EntityManager, organizationId: string, walletIds: string[]): Promise<Set<string>> {
+    return em.getRepository(Wallet).existingIds(organizationId, walletIds);
+  }
+
   async list(organizationId: string, pageSize: number, pageKey?: string): Promise<Page<Wallet>> {
     const after = pageKey ? (decodePageKey(pageKey, ['uuid'])[0] as string) : null;
     const rows = await this.wallets.page(organizationId, after, pageSize + 1);
