@@ -10,7 +10,7 @@
  * Environment (all optional): BENCH_DATABASE_BASE_URL (postgresql://postgres@127.0.0.1:5432),
  * REDIS_URL, BENCH_ROUNDS (3), BENCH_DURATION_S (6), BENCH_CONNECTIONS (10), BENCH_EVENTS (20000),
  * BENCH_STEADY_RATE (200), BENCH_STEADY_S (15), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir>,
- * BENCH_ONLY (comma-separated: readBalances,readToken,largeWallet,webhooks). The service tuning
+ * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,writes,webhooks). The service tuning
  * variables WEBHOOK_CONCURRENCY, WEBHOOK_PER_RECEIVER_CONCURRENCY and DB_POOL_MAX are passed on.
  */
 import autocannon from 'autocannon';
@@ -30,6 +30,7 @@ import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { buildWebhookBody, signWebhookBody } from '../src/modules/webhooks/webhook.rules';
 import { formatUtc } from '../src/common/time';
+import { fixedRateReads, RequestPathHarness, requestCounts, requestPathGoals, requestPathTable, writeScenarios } from './request-path';
 
 const ROOT = resolve(__dirname, '..');
 const env = process.env;
@@ -39,7 +40,7 @@ const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 10);
 const EVENTS = Number(env.BENCH_EVENTS ?? 20_000);
 const STEADY_RATE = Number(env.BENCH_STEADY_RATE ?? 200);
 const STEADY_S = Number(env.BENCH_STEADY_S ?? 15);
-const ONLY = new Set((env.BENCH_ONLY ?? 'readBalances,readToken,largeWallet,webhooks').split(','));
+const ONLY = new Set((env.BENCH_ONLY ?? 'readBalances,readToken,readTokenFixedRate,largeWallet,writes,webhooks').split(','));
 const wants = (name: string) => ONLY.has(name);
 const REDIS_URL = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** The service's default per-receiver concurrency: the baseline loop posts at the same concurrency. */
@@ -520,8 +521,9 @@ async function main(): Promise<void> {
     const service = await Service.start(databaseUrl, 'all');
     cleanups.push(() => service.stop());
     const data = await seed(service, db);
+    const harness = requestPathHarness(service, databaseUrl, db);
 
-    if (wants('readBalances') || wants('readToken') || wants('largeWallet')) {
+    if (wants('readBalances') || wants('readToken') || wants('readTokenFixedRate') || wants('largeWallet')) {
       const baseline = await startHelper('baseline-server.ts', {
         BASELINE_DATABASE_URL: databaseUrl,
         BASELINE_ORGANIZATION_ID: data.readOrg.id,
@@ -548,6 +550,10 @@ async function main(): Promise<void> {
         data.tokenIds.map((id) => `/v1/tokens/${id}`),
       );
 
+      if (wants('readTokenFixedRate')) {
+        result.readTokenFixedRate = await fixedRateReads(harness, baselineUrl, data.readOrg.key, data.tokenIds.map((id) => `/v1/tokens/${id}`));
+      }
+
       const largeWallet: Record<string, unknown> = {};
       for (const size of wants('largeWallet') ? WALLET_SIZES : []) {
         const walletId = data.wallets[size];
@@ -564,6 +570,8 @@ async function main(): Promise<void> {
       if (wants('largeWallet')) result.largeWallet = largeWallet;
       await stopChild(baseline.child);
     }
+
+    if (wants('writes')) Object.assign(result, await writeScenarios(harness));
 
     if (wants('webhooks')) {
       const receiver = await startHelper('receiver.ts', {});
@@ -602,6 +610,7 @@ async function main(): Promise<void> {
       result.scaleOut = { oneWorker, twoWorkers, ratio: round(twoWorkers.deliveriesPerSecond / oneWorker.deliveriesPerSecond, 3) };
       result.deliveryOutcome = await deliveryOutcome(db, data.hookOrg.id);
     }
+    if (env.BENCH_CPU_PROF) result.requestCounts = await requestCounts(service.url);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     await db.end();
@@ -618,11 +627,12 @@ async function main(): Promise<void> {
     webhookThroughput: get('webhookThroughput.ratio'),
   };
   result.goals = {
-    readBalances: { target: '>= 0.7', holds: (get('readBalances.ratio') ?? 0) >= 0.7 },
+    readBalances: { target: '>= 0.8', holds: (get('readBalances.ratio') ?? 0) >= 0.8 },
     readToken: { target: '>= 0.5', holds: (get('readToken.ratio') ?? 0) >= 0.5 },
     webhookThroughput: { target: '>= 0.25', holds: (get('webhookThroughput.ratio') ?? 0) >= 0.25 },
     deliveriesPerSecondOneWorker: { target: '>= 1000', holds: (get('webhookThroughput.service.deliveriesPerSecond') ?? 0) >= 1000 },
     steadyP99: { target: '< 100 ms', holds: (get('steadyLatency.latencyP99Ms') ?? Infinity) < 100 },
+    ...requestPathGoals(result),
   };
   result.durationS = round((Date.now() - started) / 1000, 1);
   const dir = join(ROOT, 'bench/results');
@@ -630,6 +640,28 @@ async function main(): Promise<void> {
   const file = join(dir, `${new Date(started).toISOString().replace(/:/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`${table(result)}\nwritten to ${file}\n`);
+}
+
+function requestPathHarness(service: Service, databaseUrl: string, db: Client): RequestPathHarness {
+  const call = <T>(method: string, path: string, key: string, body?: unknown) => api<T>(service, method, path, key, body);
+  return {
+    serviceUrl: service.url,
+    databaseUrl,
+    db,
+    rounds: ROUNDS,
+    durationS: DURATION_S,
+    sharedSecret: SHARED_SECRET,
+    log,
+    api: call,
+    createOrg: async (name) => {
+      const org = await call<{ id: string }>('POST', '/admin/v1/organizations', OPERATOR_KEY, { name });
+      const key = await call<{ key: string }>('POST', `/admin/v1/organizations/${org.id}/api-keys`, OPERATOR_KEY, { name: 'bench', roles: ['admin'] });
+      return { id: org.id, key: key.key };
+    },
+    startHelper,
+    ask,
+    stopChild,
+  };
 }
 
 async function dropEverything(databaseUrl: string): Promise<void> {
@@ -669,8 +701,9 @@ function table(r: Record<string, unknown>): string {
     const f = (l: LoadResult) => `${l.rps} req/s, p50 ${l.p50} ms, p99 ${l.p99} ms`;
     lines.push(`| ${name} | ${f(c.service)} | ${f(c.baseline)} | **${c.ratio}** | ${goal} |`);
   };
-  reads('readBalances', '≥ 0.7');
+  reads('readBalances', '≥ 0.8');
   reads('readToken', '≥ 0.5');
+  lines.push(...requestPathTable(x));
   if (x.webhookThroughput) {
     const w = x.webhookThroughput;
     lines.push(
