@@ -34,6 +34,8 @@ const FIXED_RATE = 500;
 const WRITERS = 10;
 const AIRDROP = 10_000;
 const AIRDROP_BATCH = 1_000;
+/** BENCH_WRITE_SCENARIOS narrows the writes, e.g. to writeMint alone for a CPU profile of it. */
+const WRITE_SCENARIOS = new Set((process.env.BENCH_WRITE_SCENARIOS ?? 'writeMint,singleMint,airdrop').split(','));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -60,12 +62,27 @@ export async function fixedRateReads(h: RequestPathHarness, baselineUrl: string,
       overallRate: FIXED_RATE,
       duration: h.durationS,
       headers: { authorization: `Bearer ${key}` },
-      requests: [{ method: 'GET', setupRequest: (req: Record<string, unknown>) => ({ ...req, path: paths[Math.floor(Math.random() * paths.length)] }) } as never],
+      requests: [
+        {
+          method: 'GET',
+          setupRequest: (req: Record<string, unknown>) => ({
+            ...req,
+            path: paths[Math.floor(Math.random() * paths.length)],
+          }),
+        } as never,
+      ],
     });
     if (r.non2xx > 0 || r.errors > 0) throw new Error(`fixed-rate reads on ${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-    return { p50: r.latency.p50, p99: r.latency.p99, rps: round(r.requests.average, 1) };
+    return {
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      rps: round(r.requests.average, 1),
+    };
   };
-  const runs = { service: [] as { p50: number; p99: number; rps: number }[], baseline: [] as { p50: number; p99: number; rps: number }[] };
+  const runs = {
+    service: [] as { p50: number; p99: number; rps: number }[],
+    baseline: [] as { p50: number; p99: number; rps: number }[],
+  };
   for (let i = 0; i < h.rounds; i += 1) {
     for (const side of i % 2 === 0 ? (['baseline', 'service'] as const) : (['service', 'baseline'] as const)) {
       const r = await run(side === 'service' ? h.serviceUrl : baselineUrl);
@@ -80,7 +97,12 @@ export async function fixedRateReads(h: RequestPathHarness, baselineUrl: string,
   });
   const service = pick(runs.service);
   const baseline = pick(runs.baseline);
-  return { rate: FIXED_RATE, service, baseline, p99Ratio: round(service.p99 / Math.max(1, baseline.p99), 2) };
+  return {
+    rate: FIXED_RATE,
+    service,
+    baseline,
+    p99Ratio: round(service.p99 / Math.max(1, baseline.p99), 2),
+  };
 }
 
 interface LoopResult {
@@ -108,7 +130,10 @@ async function closedLoop(url: string, key: string, bodies: string[], seconds: n
           const res = await client.request({
             path: '/v1/transactions',
             method: 'POST',
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            headers: {
+              authorization: `Bearer ${key}`,
+              'content-type': 'application/json',
+            },
             body,
           });
           const text = await res.body.text();
@@ -131,18 +156,43 @@ async function closedLoop(url: string, key: string, bodies: string[], seconds: n
 }
 
 export interface WriteResult {
-  writeMint: { service: LoopResult; baseline: LoopResult; ratio: number; runs: { service: LoopResult[]; baseline: LoopResult[] } };
-  singleMint: { service: LoopResult; baseline: LoopResult; latencyRatio: number };
-  airdrop: { mints: number; batchSize: number; recordedSeconds: number; deliveredSeconds: number; delivered: number; badSignatures: number };
+  writeMint?: {
+    service: LoopResult;
+    baseline: LoopResult;
+    ratio: number;
+    runs: { service: LoopResult[]; baseline: LoopResult[] };
+  };
+  singleMint?: {
+    service: LoopResult;
+    baseline: LoopResult;
+    latencyRatio: number;
+  };
+  airdrop?: {
+    mints: number;
+    batchSize: number;
+    recordedSeconds: number;
+    deliveredSeconds: number;
+    delivered: number;
+    badSignatures: number;
+  };
 }
 
 /** writeMint, singleMint and airdrop; starts and stops its own baseline server and receiver. */
 export async function writeScenarios(h: RequestPathHarness): Promise<WriteResult> {
   const org = await h.createOrg('bench writes');
-  const wallets = await Promise.all(Array.from({ length: WRITERS }, (_, i) => h.api<{ id: string }>('POST', '/v1/wallets', org.key, { name: `writer ${i}` })));
+  const wallets = await Promise.all(
+    Array.from({ length: WRITERS }, (_, i) =>
+      h.api<{ id: string }>('POST', '/v1/wallets', org.key, {
+        name: `writer ${i}`,
+      }),
+    ),
+  );
   const tokens = await Promise.all(
     Array.from({ length: WRITERS }, (_, i) =>
-      h.api<{ id: string }>('POST', '/v1/tokens', org.key, { contractAddress: `0x${'1'.repeat(39)}${i}`, blockchainTokenId: String(i + 1) }),
+      h.api<{ id: string }>('POST', '/v1/tokens', org.key, {
+        contractAddress: `0x${'1'.repeat(39)}${i}`,
+        blockchainTokenId: String(i + 1),
+      }),
     ),
   );
   const bodies = wallets.map((w, i) => JSON.stringify({ tokenId: tokens[i].id, toWalletId: w.id }));
@@ -153,42 +203,74 @@ export async function writeScenarios(h: RequestPathHarness): Promise<WriteResult
     BASELINE_POOL_MAX: '10',
   });
   const baselineUrl = `http://127.0.0.1:${baseline.port}`;
+  const result: WriteResult = {};
   try {
-    h.log('writeMint: warm-up');
-    await closedLoop(h.serviceUrl, org.key, bodies, 2);
-    await closedLoop(baselineUrl, org.key, bodies, 2);
-    const runs = { service: [] as LoopResult[], baseline: [] as LoopResult[] };
-    for (let i = 0; i < h.rounds; i += 1) {
-      for (const side of i % 2 === 0 ? (['baseline', 'service'] as const) : (['service', 'baseline'] as const)) {
-        const r = await closedLoop(side === 'service' ? h.serviceUrl : baselineUrl, org.key, bodies, h.durationS);
-        runs[side].push(r);
-        h.log(`writeMint ${side} round ${i + 1}: ${r.rps} mints/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`);
-      }
-    }
-    const pick = (list: LoopResult[]) => [...list].sort((a, b) => a.rps - b.rps)[Math.floor((list.length - 1) / 2)];
-    const writeMint = { service: pick(runs.service), baseline: pick(runs.baseline), ratio: 0, runs };
-    writeMint.ratio = round(writeMint.service.rps / writeMint.baseline.rps, 3);
-
-    const single = { service: [] as LoopResult[], baseline: [] as LoopResult[] };
-    for (let i = 0; i < h.rounds; i += 1) {
-      for (const side of i % 2 === 0 ? (['baseline', 'service'] as const) : (['service', 'baseline'] as const)) {
-        const r = await closedLoop(side === 'service' ? h.serviceUrl : baselineUrl, org.key, bodies.slice(0, 1), Math.max(2, h.durationS / 2));
-        single[side].push(r);
-        h.log(`singleMint ${side} round ${i + 1}: mean ${r.meanMs} ms, p50 ${r.p50Ms} ms`);
-      }
-    }
-    const byMean = (list: LoopResult[]) => [...list].sort((a, b) => a.meanMs - b.meanMs)[Math.floor((list.length - 1) / 2)];
-    const singleMint = { service: byMean(single.service), baseline: byMean(single.baseline), latencyRatio: 0 };
-    singleMint.latencyRatio = round(singleMint.service.meanMs / singleMint.baseline.meanMs, 2);
-    await h.stopChild(baseline.child);
-    return { writeMint, singleMint, airdrop: await airdrop(h) };
+    if (WRITE_SCENARIOS.has('writeMint')) result.writeMint = await mintLoad(h, baselineUrl, org.key, bodies);
+    if (WRITE_SCENARIOS.has('singleMint')) result.singleMint = await singleMintLatency(h, baselineUrl, org.key, bodies);
   } finally {
     await h.stopChild(baseline.child);
   }
+  if (WRITE_SCENARIOS.has('airdrop')) result.airdrop = await airdrop(h);
+  return result;
+}
+
+async function mintLoad(
+  h: RequestPathHarness,
+  baselineUrl: string,
+  key: string,
+  bodies: string[],
+): Promise<NonNullable<WriteResult['writeMint']>> {
+  h.log('writeMint: warm-up');
+  await closedLoop(h.serviceUrl, key, bodies, 2);
+  await closedLoop(baselineUrl, key, bodies, 2);
+  const runs = { service: [] as LoopResult[], baseline: [] as LoopResult[] };
+  for (let i = 0; i < h.rounds; i += 1) {
+    for (const side of i % 2 === 0 ? (['baseline', 'service'] as const) : (['service', 'baseline'] as const)) {
+      const r = await closedLoop(side === 'service' ? h.serviceUrl : baselineUrl, key, bodies, h.durationS);
+      runs[side].push(r);
+      h.log(`writeMint ${side} round ${i + 1}: ${r.rps} mints/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`);
+    }
+  }
+  const pick = (list: LoopResult[]) => [...list].sort((a, b) => a.rps - b.rps)[Math.floor((list.length - 1) / 2)];
+  const writeMint = {
+    service: pick(runs.service),
+    baseline: pick(runs.baseline),
+    ratio: 0,
+    runs,
+  };
+  writeMint.ratio = round(writeMint.service.rps / writeMint.baseline.rps, 3);
+  return writeMint;
+}
+
+async function singleMintLatency(
+  h: RequestPathHarness,
+  baselineUrl: string,
+  key: string,
+  bodies: string[],
+): Promise<NonNullable<WriteResult['singleMint']>> {
+  const single = {
+    service: [] as LoopResult[],
+    baseline: [] as LoopResult[],
+  };
+  for (let i = 0; i < h.rounds; i += 1) {
+    for (const side of i % 2 === 0 ? (['baseline', 'service'] as const) : (['service', 'baseline'] as const)) {
+      const r = await closedLoop(side === 'service' ? h.serviceUrl : baselineUrl, key, bodies.slice(0, 1), Math.max(2, h.durationS / 2));
+      single[side].push(r);
+      h.log(`singleMint ${side} round ${i + 1}: mean ${r.meanMs} ms, p50 ${r.p50Ms} ms`);
+    }
+  }
+  const byMean = (list: LoopResult[]) => [...list].sort((a, b) => a.meanMs - b.meanMs)[Math.floor((list.length - 1) / 2)];
+  const singleMint = {
+    service: byMean(single.service),
+    baseline: byMean(single.baseline),
+    latencyRatio: 0,
+  };
+  singleMint.latencyRatio = round(singleMint.service.meanMs / singleMint.baseline.meanMs, 2);
+  return singleMint;
 }
 
 /** 10,000 tokens minted to 1,000 wallets in batches of 1,000, with every webhook delivered. */
-async function airdrop(h: RequestPathHarness): Promise<WriteResult['airdrop']> {
+async function airdrop(h: RequestPathHarness): Promise<NonNullable<WriteResult['airdrop']>> {
   const org = await h.createOrg('bench airdrop');
   const receiver = await h.startHelper('receiver.ts', {});
   try {
@@ -218,7 +300,10 @@ async function airdrop(h: RequestPathHarness): Promise<WriteResult['airdrop']> {
     h.log(`airdrop: ${AIRDROP} mints in batches of ${AIRDROP_BATCH}`);
     const started = Date.now();
     for (let from = 0; from < AIRDROP; from += AIRDROP_BATCH) {
-      const transactions = tokens.slice(from, from + AIRDROP_BATCH).map((tokenId: string, i: number) => ({ tokenId, toWalletId: wallets[(from + i) % wallets.length] }));
+      const transactions = tokens.slice(from, from + AIRDROP_BATCH).map((tokenId: string, i: number) => ({
+        tokenId,
+        toWalletId: wallets[(from + i) % wallets.length],
+      }));
       await h.api('POST', '/v1/transactions/batch', org.key, { transactions });
     }
     const recordedSeconds = round((Date.now() - started) / 1000, 2);
@@ -232,7 +317,14 @@ async function airdrop(h: RequestPathHarness): Promise<WriteResult['airdrop']> {
     }
     const deliveredSeconds = round((Date.now() - started) / 1000, 2);
     h.log(`  ${count.unique} webhooks delivered after ${deliveredSeconds} s`);
-    return { mints: AIRDROP, batchSize: AIRDROP_BATCH, recordedSeconds, deliveredSeconds, delivered: count.unique, badSignatures: count.badSignatures };
+    return {
+      mints: AIRDROP,
+      batchSize: AIRDROP_BATCH,
+      recordedSeconds,
+      deliveredSeconds,
+      delivered: count.unique,
+      badSignatures: count.badSignatures,
+    };
   } finally {
     await h.stopChild(receiver.child);
   }
@@ -254,15 +346,41 @@ export async function requestCounts(serviceUrl: string): Promise<Record<string, 
 }
 
 /** The goals of the request path, judged on one run's figures. */
-export function requestPathGoals(r: { readToken?: { ratio: number }; readBalances?: { ratio: number }; readTokenFixedRate?: FixedRateResult } & Partial<WriteResult>) {
+export function requestPathGoals(
+  r: {
+    readToken?: { ratio: number };
+    readBalances?: { ratio: number };
+    readTokenFixedRate?: FixedRateResult;
+  } & Partial<WriteResult>,
+) {
   return {
-    ...(r.readTokenFixedRate ? { readTokenP99AtFixedRate: { target: '<= 2x baseline p99', holds: r.readTokenFixedRate.p99Ratio <= 2 } } : {}),
+    ...(r.readTokenFixedRate
+      ? {
+          readTokenP99AtFixedRate: {
+            target: '<= 2x baseline p99',
+            holds: r.readTokenFixedRate.p99Ratio <= 2,
+          },
+        }
+      : {}),
     ...(r.writeMint ? { writeMint: { target: '>= 0.4', holds: r.writeMint.ratio >= 0.4 } } : {}),
-    ...(r.singleMint ? { singleMintLatency: { target: '<= 2x baseline', holds: r.singleMint.latencyRatio <= 2 } } : {}),
+    ...(r.singleMint
+      ? {
+          singleMintLatency: {
+            target: '<= 2x baseline',
+            holds: r.singleMint.latencyRatio <= 2,
+          },
+        }
+      : {}),
     ...(r.airdrop
       ? {
-          airdropRecorded: { target: '10,000 mints < 5 s', holds: r.airdrop.recordedSeconds < 5 },
-          airdropDelivered: { target: 'every webhook', holds: r.airdrop.delivered === r.airdrop.mints && r.airdrop.badSignatures === 0 },
+          airdropRecorded: {
+            target: '10,000 mints < 5 s',
+            holds: r.airdrop.recordedSeconds < 5,
+          },
+          airdropDelivered: {
+            target: 'every webhook',
+            holds: r.airdrop.delivered === r.airdrop.mints && r.airdrop.badSignatures === 0,
+          },
         }
       : {}),
   };
@@ -273,7 +391,9 @@ export function requestPathTable(r: { readTokenFixedRate?: FixedRateResult } & P
   const lines: string[] = [];
   const f = r.readTokenFixedRate;
   if (f) {
-    lines.push(`| readToken at ${f.rate} req/s | p50 ${f.service.p50} ms, p99 ${f.service.p99} ms | p50 ${f.baseline.p50} ms, p99 ${f.baseline.p99} ms | **p99 ${f.p99Ratio}x** | p99 ≤ 2x |`);
+    lines.push(
+      `| readToken at ${f.rate} req/s | p50 ${f.service.p50} ms, p99 ${f.service.p99} ms | p50 ${f.baseline.p50} ms, p99 ${f.baseline.p99} ms | **p99 ${f.p99Ratio}x** | p99 ≤ 2x |`,
+    );
   }
   if (r.writeMint) {
     const w = r.writeMint;
@@ -282,11 +402,15 @@ export function requestPathTable(r: { readTokenFixedRate?: FixedRateResult } & P
   }
   if (r.singleMint) {
     const s = r.singleMint;
-    lines.push(`| one mint alone (1 client) | mean ${s.service.meanMs} ms, p50 ${s.service.p50Ms} ms | mean ${s.baseline.meanMs} ms, p50 ${s.baseline.p50Ms} ms | **${s.latencyRatio}x** | ≤ 2x |`);
+    lines.push(
+      `| one mint alone (1 client) | mean ${s.service.meanMs} ms, p50 ${s.service.p50Ms} ms | mean ${s.baseline.meanMs} ms, p50 ${s.baseline.p50Ms} ms | **${s.latencyRatio}x** | ≤ 2x |`,
+    );
   }
   if (r.airdrop) {
     const a = r.airdrop;
-    lines.push(`| airdrop: ${a.mints} mints in batches of ${a.batchSize} | recorded in ${a.recordedSeconds} s; ${a.delivered} webhooks delivered after ${a.deliveredSeconds} s | | | < 5 s, every webhook |`);
+    lines.push(
+      `| airdrop: ${a.mints} mints in batches of ${a.batchSize} | recorded in ${a.recordedSeconds} s; ${a.delivered} webhooks delivered after ${a.deliveredSeconds} s | | | < 5 s, every webhook |`,
+    );
   }
   return lines;
 }

@@ -6,10 +6,11 @@ import { createRedisClient } from '../../queue/redis';
 
 /**
  * One fixed window per caller: the first hit starts the window, and the count and expiry change
- * in one atomic step so that every instance sharing Redis sees the same count.
+ * in one atomic step so that every instance sharing Redis sees the same count. ARGV[2] hits are
+ * counted at once (the requests of one instance that arrived together).
  */
 const HIT_SCRIPT = `
-local hits = redis.call('INCR', KEYS[1])
+local hits = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -24,7 +25,8 @@ const WARN_EVERY_MS = 10_000;
 const CONNECT_WAIT_MS = 1000;
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
-type RedisWithHit = Redis & { rateLimitHit(key: string, windowMs: number): Promise<[number, number]> };
+type RedisWithHit = Redis & { rateLimitHit(key: string, windowMs: number, hits: number): Promise<[number, number]> };
+type Waiter = { resolve: (hit: [number, number]) => void; reject: (error: unknown) => void };
 
 /**
  * Rate-limit counts in Redis, shared by every instance. Fails open: when Redis is unreachable
@@ -38,6 +40,9 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
   private readonly prefix: string;
   private lastWarnAt = 0;
   private skippedWarnings = 0;
+  /** Hits waiting for the next flush, per Redis key (the window is the same for every caller). */
+  private pending = new Map<string, { windowMs: number; waiters: Waiter[] }>();
+  private flushScheduled = false;
 
   constructor(private readonly config: AppConfig) {
     this.redis = createRedisClient(config.redisUrl, 'rate-limit', { commandTimeout: COMMAND_TIMEOUT_MS }) as RedisWithHit;
@@ -60,7 +65,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
   /** A caller over the limit stays blocked until its window ends (Retry-After says when). */
   async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
     try {
-      const [hits, ttlMs] = await this.redis.rateLimitHit(this.prefix + key, ttl);
+      const [hits, ttlMs] = await this.hit(this.prefix + key, ttl);
       const timeToExpire = Math.max(1, Math.ceil(ttlMs / 1000));
       const isBlocked = hits > limit;
       return { totalHits: hits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 };
@@ -68,6 +73,50 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
       this.warn(error);
       return { totalHits: 0, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
     }
+  }
+
+  /**
+   * Counts one hit. Hits that arrive in the same turn of the event loop (a burst of concurrent
+   * requests) go to Redis together: one pipelined round trip for all of them, one INCRBY per
+   * caller key. The count stays exact across instances: an INCRBY of n that returns T means this
+   * instance's n requests were hits T-n+1 .. T, which is what n separate INCRs would have said.
+   */
+  private hit(key: string, windowMs: number): Promise<[number, number]> {
+    return new Promise((resolve, reject) => {
+      const entry = this.pending.get(key);
+      if (entry) entry.waiters.push({ resolve, reject });
+      else this.pending.set(key, { windowMs, waiters: [{ resolve, reject }] });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = new Map();
+    this.flushScheduled = false;
+    const entries = [...batch.entries()];
+    const pipeline = this.redis.pipeline();
+    for (const [key, { windowMs, waiters }] of entries) (pipeline as unknown as RedisWithHit).rateLimitHit(key, windowMs, waiters.length);
+    let results: [Error | null, unknown][] | null;
+    try {
+      results = await pipeline.exec();
+    } catch (error) {
+      for (const [, { waiters }] of entries) for (const waiter of waiters) waiter.reject(error);
+      return;
+    }
+    entries.forEach(([, { waiters }], i) => {
+      const [error, reply] = results?.[i] ?? [new Error('no reply from Redis'), null];
+      if (error) {
+        for (const waiter of waiters) waiter.reject(error);
+        return;
+      }
+      const [total, ttlMs] = reply as [number, number];
+      const first = total - waiters.length + 1;
+      waiters.forEach((waiter, n) => waiter.resolve([first + n, ttlMs]));
+    });
   }
 
   /** One line per interval at most: an outage would otherwise log once per request. */

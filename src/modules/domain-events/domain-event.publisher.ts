@@ -37,9 +37,9 @@ export class DomainEventPublisher {
   }
 
   /**
-   * Writes many events in one multi-row INSERT on the caller's transaction, now rather than at
-   * flush: a batch write skips the unit of work's change-set computation for rows it will never
-   * touch again. Events are inserted in the given order (their ids are UUIDv7, so they sort so too).
+   * Writes events in one plain INSERT on the caller's transaction, now rather than at flush: hot
+   * write paths skip the unit of work's change-set computation for rows written once. Events
+   * are inserted in the given order (their ids are UUIDv7, so they sort so too).
    */
   async publishMany(em: EntityManager, organizationId: string, events: DomainEventInput[]): Promise<DomainEvent[]> {
     const rows = events.map(
@@ -53,7 +53,7 @@ export class DomainEventPublisher {
           changes: event.changes,
         }),
     );
-    if (rows.length > 0) await em.insertMany(rows);
+    await em.getRepository(DomainEvent).insertRows(rows);
     return rows;
   }
 }

@@ -1,4 +1,4 @@
-import { generateApiKey, hashApiKey, normalizeRoles } from './api-key.rules';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, normalizeRoles } from './api-key.rules';
 
 describe('API key rules', () => {
   it('makes keys with 256 bits of randomness, a visible prefix and a SHA-256 hash', () => {
@@ -18,5 +18,14 @@ describe('API key rules', () => {
 
   it('orders and deduplicates roles', () => {
     expect(normalizeRoles(['admin', 'read', 'read'])).toEqual(['read', 'admin']);
+  });
+});
+
+describe('API key shape', () => {
+  it('accepts what generateApiKey makes and nothing that it cannot make', () => {
+    for (let i = 0; i < 100; i += 1) expect(isWellFormedApiKey(generateApiKey().key)).toBe(true);
+    for (const junk of ['', 'nftw_', 'made-up-key-0123456789', `nftw_${'A'.repeat(42)}`, `nftw_${'A'.repeat(44)}`, `nftw_${'A'.repeat(42)}=`, `NFTW_${'A'.repeat(43)}`]) {
+      expect(isWellFormedApiKey(junk)).toBe(false);
+    }
   });
 });

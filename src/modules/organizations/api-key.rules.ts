@@ -17,6 +17,14 @@ export function generateApiKey(): GeneratedApiKey {
   return { key, keyPrefix: key.slice(0, PREFIX_LENGTH), keyHash: hashApiKey(key) };
 }
 
+/** The shape generateApiKey produces: the marker, then 32 bytes in base64url (43 characters). */
+const API_KEY_SHAPE = /^nftw_[A-Za-z0-9_-]{43}$/;
+
+/** False for any string generateApiKey cannot have produced (it cannot be a key, whatever the database holds). */
+export function isWellFormedApiKey(key: string): boolean {
+  return API_KEY_SHAPE.test(key);
+}
+
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }

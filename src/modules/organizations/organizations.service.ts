@@ -7,22 +7,18 @@ import { notFound } from '../../common/errors/domain-error';
 import { decodePageKey, encodePageKey } from '../../common/pagination/page-key';
 import { Page, toPage } from '../../common/pagination/page-query.dto';
 import { AuditActor, AuditService } from '../audit/audit.service';
+import { ApiKeyCache } from './api-key-cache';
 import { ApiKey } from './api-key.entity';
 import { ApiKeyRepository } from './api-key.repository';
-import { generateApiKey, hashApiKey, normalizeRoles } from './api-key.rules';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, normalizeRoles } from './api-key.rules';
 import { Organization } from './organization.entity';
 import { OrganizationRepository } from './organization.repository';
 
-/** Bounded so that a flood of made-up keys cannot grow memory without limit. */
-const MAX_CACHED_KEYS = 10_000;
 
 @Injectable()
 export class OrganizationsService {
-  /**
-   * A short-lived cache of key lookups. Its TTL (at most 5 s, validated in config) is what bounds
-   * how long a key revoked on another instance keeps working here.
-   */
-  private readonly keyCache = new Map<string, { principal: ApiKeyPrincipal | null; expiresAt: number }>();
+  /** Short-lived: its TTL bounds how long a key revoked on another instance keeps working here. */
+  private readonly keyCache: ApiKeyCache;
 
   constructor(
     private readonly em: EntityManager,
@@ -30,7 +26,9 @@ export class OrganizationsService {
     private readonly apiKeys: ApiKeyRepository,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.keyCache = new ApiKeyCache(config.apiKeyCacheTtlMs);
+  }
 
   async createOrganization(name: string, actor: AuditActor, meta: RequestMeta): Promise<Organization> {
     const organization = new Organization(name.trim());
@@ -114,14 +112,15 @@ export class OrganizationsService {
         });
       });
     }
-    this.keyCache.delete(apiKey.keyHash);
+    this.keyCache.forget(apiKey.keyHash);
   }
 
   async authenticate(key: string): Promise<ApiKeyPrincipal | null> {
+    // A string that no key generator ever produced is refused without hashing or a lookup.
+    if (!isWellFormedApiKey(key)) return null;
     const keyHash = hashApiKey(key);
-    const now = Date.now();
     const cached = this.keyCache.get(keyHash);
-    if (cached && cached.expiresAt > now) return cached.principal;
+    if (cached !== undefined) return cached;
 
     const apiKey = await this.em.fork().getRepository(ApiKey).findActiveByHash(keyHash);
     const principal: ApiKeyPrincipal | null = apiKey
@@ -133,10 +132,7 @@ export class OrganizationsService {
           roles: apiKey.roles,
         }
       : null;
-    if (this.config.apiKeyCacheTtlMs > 0) {
-      if (this.keyCache.size >= MAX_CACHED_KEYS) this.keyCache.clear();
-      this.keyCache.set(keyHash, { principal, expiresAt: now + this.config.apiKeyCacheTtlMs });
-    }
+    this.keyCache.remember(keyHash, principal);
     return principal;
   }
 }

@@ -2,9 +2,10 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { DomainError, FieldError, notFound, unprocessable, validationFailed } from '../../common/errors/domain-error';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
-import { TokensService } from '../tokens/tokens.service';
+import { queryRows } from '../../database/raw-sql';
+import { tokenNotFound, TokensService } from '../tokens/tokens.service';
 import { UINT256_MAX } from '../tokens/uint256';
-import { WalletsService } from '../wallets/wallets.service';
+import { walletNotFound, WalletsService } from '../wallets/wallets.service';
 import type { CreateTransactionRequestDto } from './dto/create-transaction.request.dto';
 import { TransactionDto } from './dto/transaction.response.dto';
 import { NftTransaction } from './nft-transaction.entity';
@@ -72,20 +73,22 @@ export class TransactionsService {
         if (claim.kind === 'mismatch') throw keyReused();
       }
 
-      await this.tokens.requireInTransaction(em, organizationId, request.tokenId);
-      if (request.fromWalletId) await this.wallets.requireInTransaction(em, organizationId, request.fromWalletId);
-      if (request.toWalletId) await this.wallets.requireInTransaction(em, organizationId, request.toWalletId);
+      // Plain statements, no entities loaded: the unit of work would have nothing to do but compute
+      // change sets for rows that are only checked or written once.
+      if (!(await this.tokens.existingInTransaction(em, organizationId, [request.tokenId])).has(request.tokenId)) {
+        throw tokenNotFound(request.tokenId);
+      }
+      const parties = [request.fromWalletId, request.toWalletId].filter((id): id is string => id !== null);
+      const known = await this.wallets.existingInTransaction(em, organizationId, parties);
+      const missing = parties.find((id) => !known.has(id));
+      if (missing !== undefined) throw walletNotFound(missing);
       await this.moveBalances(em, organizationId, request);
 
       const transaction = new NftTransaction({ organizationId, type: kind.type, ...request });
-      em.persist(transaction);
-      this.events.publish(em, organizationId, {
-        webhookType: 'transaction',
-        resourceType: 'Transaction',
-        action: 'create',
-        resourceId: transaction.id,
-        changes: null,
-      });
+      await em.getRepository(NftTransaction).insertRows([transaction]);
+      await this.events.publishMany(em, organizationId, [
+        { webhookType: 'transaction', resourceType: 'Transaction', action: 'create', resourceId: transaction.id, changes: null },
+      ]);
       const answer = TransactionDto.from(transaction);
       if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, IDEMPOTENCY_SCOPE, idempotencyKey, answer);
       return { transaction: answer, replayed: false };
@@ -138,7 +141,7 @@ export class TransactionsService {
       await this.balances.applyChanges(em, plan.changes);
 
       const rows = movements.map((m) => new NftTransaction({ organizationId, ...m }));
-      await em.insertMany(rows);
+      await em.getRepository(NftTransaction).insertRows(rows);
       await this.events.publishMany(
         em,
         organizationId,
@@ -164,7 +167,8 @@ export class TransactionsService {
   private async moveBalances(em: EntityManager, organizationId: string, request: MovementRequest): Promise<void> {
     for (const step of balanceSteps(request.fromWalletId, request.toWalletId)) {
       if (step.change === 'debit') {
-        const debited = await em.execute(
+        const debited = await queryRows(
+          em,
           `update "balance" set "amount" = "amount" - ?::numeric, "updated_at" = now()
             where "wallet_id" = ? and "token_id" = ? and "amount" >= ?::numeric
            returning "amount"`,
@@ -177,7 +181,8 @@ export class TransactionsService {
           );
         }
       } else {
-        const credited = await em.execute(
+        const credited = await queryRows(
+          em,
           `insert into "balance" ("wallet_id", "token_id", "organization_id", "amount", "updated_at")
            values (?, ?, ?, ?::numeric, now())
            on conflict ("wallet_id", "token_id") do update
@@ -205,7 +210,8 @@ export class TransactionsService {
     key: string,
     requestHash: string,
   ): Promise<Claim<T>> {
-    const claimed = await em.execute(
+    const claimed = await queryRows(
+      em,
       `insert into "idempotency_key" ("organization_id", "scope", "key", "request_hash", "response_status", "response_body", "created_at")
        values (?, ?, ?, ?, null, null, now())
        on conflict ("organization_id", "scope", "key") do update
@@ -216,7 +222,8 @@ export class TransactionsService {
       [organizationId, scope, key, requestHash, IDEMPOTENCY_WINDOW_HOURS],
     );
     if (claimed.length > 0) return { kind: 'claimed' };
-    const [stored] = await em.execute<{ request_hash: string; response_body: T | null }[]>(
+    const [stored] = await queryRows<{ request_hash: string; response_body: T | null }>(
+      em,
       `select "request_hash", "response_body" from "idempotency_key"
         where "organization_id" = ? and "scope" = ? and "key" = ?`,
       [organizationId, scope, key],
@@ -226,7 +233,8 @@ export class TransactionsService {
   }
 
   private async rememberAnswer(em: EntityManager, organizationId: string, scope: string, key: string, answer: unknown): Promise<void> {
-    await em.execute(
+    await queryRows(
+      em,
       `update "idempotency_key" set "response_status" = 201, "response_body" = ?::jsonb
         where "organization_id" = ? and "scope" = ? and "key" = ?`,
       [JSON.stringify(answer), organizationId, scope, key],
