@@ -68,7 +68,8 @@ function main(): void {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const windowUs = Number(windowArg) * 1e6;
   const requests = Math.round(Number(rpsArg) * Number(windowArg));
-  const windowEnd = profile.endTime - 500_000;
+  // PROFILE_END_BEFORE_S moves the window earlier, for a scenario that is not the run's last.
+  const windowEnd = profile.endTime - 500_000 - Number(process.env.PROFILE_END_BEFORE_S ?? 0) * 1e6;
   const windowStart = windowEnd - windowUs;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();

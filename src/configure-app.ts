@@ -25,6 +25,9 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   const expressApp = app as NestExpressApplication;
   expressApp.useLogger(app.get(Logger));
   expressApp.disable('x-powered-by');
+  // No ETag: Express would hash every response body (a whole balances page, a batch answer) for
+  // a header no client of this API sends back; the data changes under writes anyway.
+  expressApp.set('etag', false);
   expressApp.set('trust proxy', 'loopback, linklocal, uniquelocal');
   expressApp.set('query parser', 'extended');
   app.use(requestIdMiddleware);

@@ -5,6 +5,7 @@ import { createTestApp, TestApp } from './support/test-app';
 import { configureWebhooks, signatureIsValid } from './support/webhooks';
 
 const BATCH = '/v1/transactions/batch';
+const UINT256_MAX = '115792089237316195423570985008687907853269984665640564039457584007913129639935';
 const SECRET = 'batch-receiver-secret-0001';
 
 describe('transactions: POST /v1/transactions/batch', () => {
@@ -177,6 +178,29 @@ describe('transactions: POST /v1/transactions/batch', () => {
       ]);
       expectProblem(res, 422, 'INSUFFICIENT_BALANCE');
       expect(res.body.errors).toEqual([{ index: 2, field: 'amount', message: expect.stringContaining(a.id) }]);
+      expect(await snapshot([a.id, b.id])).toEqual(before);
+    });
+
+    it('422 BALANCE_OVERFLOW at the movement that would pass 2^256-1, nothing recorded', async () => {
+      const [a, b] = [await api.wallet(), await api.wallet()];
+      const token = await api.token();
+      await api.mint(token.id, a.id, '5');
+      const before = await snapshot([a.id, b.id]);
+      // Credits only (written while locking) and a total no column can hold.
+      const credits = await postBatch([
+        { tokenId: token.id, toWalletId: b.id, amount: UINT256_MAX },
+        { tokenId: token.id, toWalletId: a.id, amount: '1' },
+        { tokenId: token.id, toWalletId: b.id, amount: UINT256_MAX },
+      ]);
+      expectProblem(credits, 422, 'BALANCE_OVERFLOW');
+      expect(credits.body.errors).toEqual([{ index: 2, field: 'amount', message: expect.any(String) }]);
+      // An existing row pushed over by a later credit.
+      const existing = await postBatch([
+        { tokenId: token.id, toWalletId: b.id },
+        { tokenId: token.id, toWalletId: a.id, amount: UINT256_MAX },
+      ]);
+      expectProblem(existing, 422, 'BALANCE_OVERFLOW');
+      expect(existing.body.errors[0].index).toBe(1);
       expect(await snapshot([a.id, b.id])).toEqual(before);
     });
 

@@ -1,5 +1,6 @@
 import { EntityManager, EntityRepository } from '@mikro-orm/postgresql';
 import { queryRows } from '../../database/raw-sql';
+import { UINT256_MAX } from '../tokens/uint256';
 import { tokenColumnsSql, TokenView, tokenViewFromRow } from '../tokens/token.view';
 import { whitelistVisibleForSql } from '../whitelist/whitelist-filter';
 import type { Balance } from './balance.entity';
@@ -18,27 +19,53 @@ export interface BalanceChange {
 
 export class BalanceRepository extends EntityRepository<Balance> {
   /**
-   * Locks the balance rows of `pairs` (keys `walletId/tokenId`) and returns their amounts, in ONE
-   * statement that walks the pairs in (wallet, token) order: a missing row is created at zero and
-   * an existing one is locked by a no-op update. Every row a batch will touch is thus locked before
-   * it changes anything, in the same global order single movements lock in, so a batch and a
-   * single movement cannot deadlock, and an in-memory replay of the batch over these amounts is
-   * exact until commit. Wallets and tokens must exist (foreign keys). Runs on `em`'s transaction.
+   * Locks the balance rows of `pairs` (keys `walletId/tokenId`) in ONE statement that walks them
+   * in (wallet, token) order: a missing row is created, an existing one updated in place. Every row
+   * a batch touches is thus locked before it changes anything, in the same global order single
+   * movements lock in, so a batch and a single movement cannot deadlock, and an in-memory replay
+   * of the batch over the amounts is exact until commit. Rows in `credits` (only ever credited by
+   * the batch) get their credit in the same statement, unless it would pass 2^256-1; the others
+   * are locked unchanged. Returns the amounts before this statement; a row whose credit was
+   * refused reports its locked amount, so the replay finds the overflowing movement.
+   * Wallets and tokens must exist (foreign keys). Runs on `em`'s transaction.
    */
-  async lockRows(em: EntityManager, organizationId: string, pairs: string[]): Promise<Map<string, bigint>> {
+  async lockRows(em: EntityManager, organizationId: string, pairs: string[], credits: ReadonlyMap<string, bigint>): Promise<Map<string, bigint>> {
     if (pairs.length === 0) return new Map();
     const sorted = [...pairs].sort();
+    const split = (key: string) => [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
     const rows = await queryRows<{ wallet_id: string; token_id: string; amount: string }>(
       em,
       `insert into "balance" ("wallet_id", "token_id", "organization_id", "amount", "updated_at")
-       select p."wallet_id", p."token_id", ?, 0, now()
-         from unnest(?::uuid[], ?::uuid[]) with ordinality as p("wallet_id", "token_id", "n")
+       select p."wallet_id", p."token_id", ?, p."credit", now()
+         from unnest(?::uuid[], ?::uuid[], ?::numeric[]) with ordinality as p("wallet_id", "token_id", "credit", "n")
         order by p."n"
-       on conflict ("wallet_id", "token_id") do update set "amount" = "balance"."amount"
+       on conflict ("wallet_id", "token_id") do update
+         set "amount" = "balance"."amount" + excluded."amount",
+             "updated_at" = case when excluded."amount" = 0 then "balance"."updated_at" else excluded."updated_at" end
+         where "balance"."amount" + excluded."amount" <= ?::numeric
        returning "wallet_id", "token_id", "amount"::text as "amount"`,
-      [organizationId, sorted.map((key) => key.slice(0, key.indexOf('/'))), sorted.map((key) => key.slice(key.indexOf('/') + 1))],
+      [
+        organizationId,
+        sorted.map((key) => split(key)[0]),
+        sorted.map((key) => split(key)[1]),
+        sorted.map((key) => (credits.get(key) ?? 0n).toString()),
+        UINT256_MAX.toString(),
+      ],
     );
-    return new Map(rows.map((row) => [`${row.wallet_id}/${row.token_id}`, BigInt(row.amount)]));
+    const before = new Map(rows.map((row) => [`${row.wallet_id}/${row.token_id}`, BigInt(row.amount) - (credits.get(`${row.wallet_id}/${row.token_id}`) ?? 0n)]));
+    const refused = sorted.filter((key) => !before.has(key));
+    if (refused.length > 0) {
+      // ON CONFLICT ... WHERE locks the row even when it refuses the update.
+      const current = await queryRows<{ wallet_id: string; token_id: string; amount: string }>(
+        em,
+        `select b."wallet_id", b."token_id", b."amount"::text as "amount"
+           from "balance" b join unnest(?::uuid[], ?::uuid[]) as p("wallet_id", "token_id")
+             on b."wallet_id" = p."wallet_id" and b."token_id" = p."token_id"`,
+        [refused.map((key) => split(key)[0]), refused.map((key) => split(key)[1])],
+      );
+      for (const row of current) before.set(`${row.wallet_id}/${row.token_id}`, BigInt(row.amount));
+    }
+    return before;
   }
 
   /** Adds each delta to its row, all rows locked beforehand by lockRows, in one statement. */

@@ -11,7 +11,7 @@ import { TransactionDto } from './dto/transaction.response.dto';
 import { NftTransaction } from './nft-transaction.entity';
 import { NftTransactionRepository } from './nft-transaction.repository';
 import { BalanceRepository } from './balance.repository';
-import { balanceKey, batchFingerprint, planBatch } from './transaction-batch.rules';
+import { balanceKey, BatchMovement, batchFingerprint, planBatch } from './transaction-batch.rules';
 import { validateBatchItems } from './transaction-batch.validation';
 import {
   balanceSteps,
@@ -133,12 +133,18 @@ export class TransactionsService {
           .filter((m) => knownTokens.has(m.tokenId))
           .flatMap((m) => [m.fromWalletId, m.toWalletId].filter((w): w is string => w !== null && knownWallets.has(w)).map((w) => balanceKey(w, m.tokenId))),
       );
-      const plan = planBatch(movements, knownTokens, knownWallets, await this.balances.lockRows(em, organizationId, pairs));
+      // Rows the batch only credits (a mint-only batch: all of them) take their credit while being
+      // locked, so they are written once; rows it debits are replayed in request order first.
+      const credits = creditOnlyTotals(movements, pairs);
+      const plan = planBatch(movements, knownTokens, knownWallets, await this.balances.lockRows(em, organizationId, pairs, credits));
       if ('refusal' in plan) {
         const { index, status, code, field, message } = plan.refusal;
         throw new DomainError(status, code, `transactions[${index}]: ${message}`, [{ index, field, message }]);
       }
-      await this.balances.applyChanges(em, plan.changes);
+      await this.balances.applyChanges(
+        em,
+        plan.changes.filter((change) => !credits.has(balanceKey(change.walletId, change.tokenId))),
+      );
 
       const rows = movements.map((m) => new NftTransaction({ organizationId, ...m }));
       await em.getRepository(NftTransaction).insertRows(rows);
@@ -240,6 +246,22 @@ export class TransactionsService {
       [JSON.stringify(answer), organizationId, scope, key],
     );
   }
+}
+
+/** Total credit per balance row that no movement of the batch debits, for rows in `pairs`. */
+function creditOnlyTotals(movements: BatchMovement[], pairs: string[]): Map<string, bigint> {
+  const locked = new Set(pairs);
+  const debited = new Set(movements.filter((m) => m.fromWalletId !== null).map((m) => balanceKey(m.fromWalletId!, m.tokenId)));
+  const credits = new Map<string, bigint>();
+  for (const m of movements) {
+    if (m.toWalletId === null) continue;
+    const key = balanceKey(m.toWalletId, m.tokenId);
+    if (locked.has(key) && !debited.has(key)) credits.set(key, (credits.get(key) ?? 0n) + BigInt(m.amount));
+  }
+  // A total past 2^256-1 cannot be written at all: such a row is only locked, and the replay
+  // finds the movement that overflows it.
+  for (const [key, total] of credits) if (total > UINT256_MAX) credits.delete(key);
+  return credits;
 }
 
 function unique<T>(values: T[]): T[] {
