@@ -661,6 +661,10 @@ function requestPathHarness(service: Service, databaseUrl: string, db: Client): 
     startHelper,
     ask,
     stopChild,
+    startApiProcess: async () => {
+      const api = await Service.start(databaseUrl, 'api');
+      return { url: api.url, stop: () => api.stop() };
+    },
   };
 }
 
