@@ -28,7 +28,9 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   // No ETag: Express would hash every response body (a whole balances page, a batch answer) for
   // a header no client of this API sends back; the data changes under writes anyway.
   expressApp.set('etag', false);
-  expressApp.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  // Only the peers named by TRUST_PROXY may say who the client is; from anyone else an
+  // X-Forwarded-For header changes neither the rate-limit identity nor the audited ip.
+  expressApp.set('trust proxy', config.trustProxy);
   expressApp.set('query parser', 'extended');
   app.use(requestIdMiddleware);
   app.use(helmet());

@@ -22,6 +22,14 @@ async function bootstrap(): Promise<void> {
   if (config.migrateOnStart) await migrateDatabase(config);
   const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
   configureApp(app, config);
+  if (config.relaxedDefaults.length > 0) {
+    app
+      .get(Logger)
+      .warn(
+        `NODE_ENV=${config.nodeEnv}: development defaults in force, never run this way in production: ${config.relaxedDefaults.join('; ')}`,
+        'Bootstrap',
+      );
+  }
   await app.listen(config.port);
   app.get(Logger).log(`listening on http://localhost:${config.port} (ROLE=${config.role}); docs at /docs`, 'Bootstrap');
 }

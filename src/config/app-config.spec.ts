@@ -11,7 +11,10 @@ describe('loadConfig', () => {
     expect(config.queuePrefix).toBe('nftw');
     expect(config.migrateOnStart).toBe(true);
     expect(config.operatorApiKey).toBeNull();
-    expect(config.secretsEncryptionKey).toHaveLength(32);
+    expect(config.secretsEncryptionKey.sealing.key).toHaveLength(32);
+    expect(config.nodeEnv).toBe('development');
+    expect(config.trustProxy).toBe('loopback');
+    expect(config.apiKeysPerOrganization).toBe(100);
     expect(config.webhook.retryScheduleMs).toEqual([
       5000, 30000, 120000, 600000, 1800000, 3600000, 10800000, 21600000, 43200000, 86400000,
     ]);
@@ -19,7 +22,7 @@ describe('loadConfig', () => {
     expect(config.webhook.allowHttp).toBe(true);
     expect(config.webhook.allowPrivateNetworks).toBe(true);
     expect(config.jsonMaxDepth).toBe(32);
-    expect(config.rateLimit).toEqual({ perKey: 6000, perIp: 600, windowMs: 60_000 });
+    expect(config.rateLimit).toEqual({ perKey: 6000, perIp: 600, windowMs: 60_000, webhookSendsPerOrganization: 10, webhookSendsWindowMs: 60_000 });
   });
 
   it('turns on strict defaults in production and requires the encryption key', () => {
@@ -29,7 +32,8 @@ describe('loadConfig', () => {
     expect(config.migrateOnStart).toBe(false);
     expect(config.webhook.allowHttp).toBe(false);
     expect(config.webhook.allowPrivateNetworks).toBe(false);
-    expect(config.secretsEncryptionKey.equals(Buffer.alloc(32, 7))).toBe(true);
+    expect(config.secretsEncryptionKey.sealing.key.equals(Buffer.alloc(32, 7))).toBe(true);
+    expect(config.relaxedDefaults).toEqual([]);
   });
 
   it.each([
@@ -51,6 +55,18 @@ describe('loadConfig', () => {
     ['DB_ACQUIRE_TIMEOUT', 'forever'],
     ['DB_STATEMENT_TIMEOUT', '0s'],
     ['DB_WORKER_STATEMENT_TIMEOUT', '-3s'],
+    ['NODE_ENV', 'prod'],
+    ['NODE_ENV', 'staging'],
+    ['NODE_ENV', 'Production'],
+    ['SECRETS_ENCRYPTION_KEYS', 'no-id-here'],
+    ['SECRETS_ENCRYPTION_KEYS', `a:${Buffer.alloc(16).toString('base64')}`],
+    ['SECRETS_ENCRYPTION_KEYS', `a:${Buffer.alloc(32, 1).toString('base64')},a:${Buffer.alloc(32, 2).toString('base64')}`],
+    ['WEBHOOK_ALLOWED_PORTS', '443,70000'],
+    ['TRUST_PROXY', 'true'],
+    ['TRUST_PROXY', '2'],
+    ['TRUST_PROXY', '127.1'],
+    ['API_KEYS_PER_ORGANIZATION', '0'],
+    ['WEBHOOK_SENDS_PER_ORGANIZATION', 'many'],
   ])('stops with a message naming %s when it is %p', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
@@ -61,6 +77,8 @@ describe('loadConfig', () => {
       perKey: 0,
       perIp: 3,
       windowMs: 10_000,
+      webhookSendsPerOrganization: 10,
+      webhookSendsWindowMs: 60_000,
     });
   });
 
@@ -80,6 +98,70 @@ describe('loadConfig', () => {
       pruneIntervalMs: 600_000,
     });
     expect(() => loadConfig({ AUDIT_RETENTION: 'forever' })).toThrow(/AUDIT_RETENTION must be a duration/);
+  });
+
+  describe('strict mode does not hinge on spelling', () => {
+    const productionKey = Buffer.alloc(32, 9).toString('base64');
+
+    it('accepts exactly development, test and production; unset means development', () => {
+      expect(loadConfig({}).nodeEnv).toBe('development');
+      expect(loadConfig({ NODE_ENV: 'test' }).nodeEnv).toBe('test');
+      expect(loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: productionKey }).production).toBe(true);
+      expect(() => loadConfig({ NODE_ENV: 'prod' })).toThrow(/NODE_ENV must be development, test or production \(got "prod"\)/);
+    });
+
+    it('lists each relaxed development default, and nothing once each is set explicitly', () => {
+      expect(loadConfig({}).relaxedDefaults).toEqual([
+        expect.stringMatching(/^SECRETS_ENCRYPTION_KEYS unset/),
+        expect.stringMatching(/^WEBHOOK_ALLOW_HTTP=true/),
+        expect.stringMatching(/^WEBHOOK_ALLOW_PRIVATE_NETWORKS=true/),
+      ]);
+      expect(
+        loadConfig({ SECRETS_ENCRYPTION_KEY: productionKey, WEBHOOK_ALLOW_HTTP: 'false', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).relaxedDefaults,
+      ).toEqual([]);
+    });
+
+    it('refuses the development key in production, alone or in a keyring', () => {
+      const developmentKey = loadConfig({}).secretsEncryptionKey.sealing.key.toString('base64');
+      expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: developmentKey })).toThrow(
+        /SECRETS_ENCRYPTION_KEY must not use the development key/,
+      );
+      expect(() =>
+        loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEYS: `new:${productionKey},old:${developmentKey}` }),
+      ).toThrow(/SECRETS_ENCRYPTION_KEYS must not use the development key/);
+    });
+  });
+
+  it('reads an ordered keyring: the first key seals, all open; the single key is a one-key ring', () => {
+    const a = Buffer.alloc(32, 1);
+    const b = Buffer.alloc(32, 2);
+    const ring = loadConfig({ SECRETS_ENCRYPTION_KEYS: `b:${b.toString('base64')}, a:${a.toString('base64')}` }).secretsEncryptionKey;
+    expect(ring.sealing.id).toBe('b');
+    expect(ring.keys.map((k) => k.id)).toEqual(['b', 'a']);
+    expect(ring.keys[1].key.equals(a)).toBe(true);
+    const single = loadConfig({ SECRETS_ENCRYPTION_KEY: a.toString('base64') }).secretsEncryptionKey;
+    expect(single.keys).toEqual([{ id: 'default', key: a }]);
+    expect(() => loadConfig({ SECRETS_ENCRYPTION_KEY: a.toString('base64'), SECRETS_ENCRYPTION_KEYS: `a:${a.toString('base64')}` })).toThrow(
+      /both set/,
+    );
+  });
+
+  it('reads TRUST_PROXY: none, or addresses, ranges and the named ranges', () => {
+    expect(loadConfig({ TRUST_PROXY: 'none' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '127.0.0.2, 10.0.0.0/8,loopback' }).trustProxy).toBe('127.0.0.2, 10.0.0.0/8, loopback');
+  });
+
+  it('reads WEBHOOK_ALLOWED_PORTS, defaulting to 443 (80 with http) and 1024-65535 minus internal ports', () => {
+    expect(loadConfig({ WEBHOOK_ALLOWED_PORTS: '443,8000-8999' }).webhook.allowedPorts).toEqual([
+      [443, 443],
+      [8000, 8999],
+    ]);
+    const strict = loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') }).webhook.allowedPorts;
+    expect(strict[0]).toEqual([443, 443]);
+    expect(loadConfig({}).webhook.allowedPorts.slice(0, 2)).toEqual([
+      [80, 80],
+      [443, 443],
+    ]);
   });
 
   it('honours a custom retry schedule', () => {

@@ -1,13 +1,29 @@
 import { parseDuration, parseDurationList } from './duration';
+import { defaultWebhookPorts, parsePortList, PortRange } from '../common/net/url-policy';
+import { parseTrustProxy } from './trust-proxy';
 
 export type ProcessRole = 'api' | 'worker' | 'all';
+export type NodeEnv = 'development' | 'test' | 'production';
+export const NODE_ENVS: readonly NodeEnv[] = ['development', 'test', 'production'];
+
+/** One encryption key of the keyring, named so that a sealed value can say which key sealed it. */
+export interface SecretKey {
+  readonly id: string;
+  readonly key: Buffer;
+}
+
+/** Keys for secrets at rest: the first seals, every one opens (so keys can be rotated). */
+export interface SecretKeyring {
+  readonly sealing: SecretKey;
+  readonly keys: readonly SecretKey[];
+}
 
 /**
  * The whole configuration, validated once at start-up. Nothing outside src/config reads
  * process.env: everything else receives this object through DI (token: the class itself).
  */
 export abstract class AppConfig {
-  abstract readonly nodeEnv: string;
+  abstract readonly nodeEnv: NodeEnv;
   abstract readonly production: boolean;
   abstract readonly port: number;
   abstract readonly role: ProcessRole;
@@ -26,7 +42,20 @@ export abstract class AppConfig {
   abstract readonly redisUrl: string;
   abstract readonly queuePrefix: string;
   abstract readonly operatorApiKey: string | null;
-  abstract readonly secretsEncryptionKey: Buffer;
+  /**
+   * The keyring for secrets at rest (SECRETS_ENCRYPTION_KEYS, or SECRETS_ENCRYPTION_KEY as a
+   * one-key ring): pass it to sealSecret/openSecret.
+   */
+  abstract readonly secretsEncryptionKey: SecretKeyring;
+  /**
+   * Settings left at a relaxed development default (empty in production, or when every one was
+   * set explicitly); the process warns once at start-up listing them.
+   */
+  abstract readonly relaxedDefaults: readonly string[];
+  /** Express `trust proxy` value: which peers may say who the client is (X-Forwarded-For). */
+  abstract readonly trustProxy: string | false;
+  /** API keys one organization may hold (revoked keys do not count). */
+  abstract readonly apiKeysPerOrganization: number;
   abstract readonly logLevel: string;
   abstract readonly bodyLimitBytes: number;
   abstract readonly jsonMaxDepth: number;
@@ -35,6 +64,9 @@ export abstract class AppConfig {
     readonly perKey: number;
     readonly perIp: number;
     readonly windowMs: number;
+    /** Test sends and redeliveries (and replays) per organization per window; 0 turns it off. */
+    readonly webhookSendsPerOrganization: number;
+    readonly webhookSendsWindowMs: number;
   };
   abstract readonly apiKeyCacheTtlMs: number;
   abstract readonly whitelistMaxContracts: number;
@@ -43,6 +75,8 @@ export abstract class AppConfig {
     readonly timeoutMs: number;
     readonly allowHttp: boolean;
     readonly allowPrivateNetworks: boolean;
+    /** Destination ports a webhook URL may use (inclusive ranges). */
+    readonly allowedPorts: readonly PortRange[];
     readonly concurrency: number;
     readonly perReceiverConcurrency: number;
     readonly retentionMs: number;
@@ -61,13 +95,22 @@ export class ConfigError extends Error {}
 
 /** Fixed key so a development machine runs without set-up; refused when NODE_ENV=production. */
 const DEVELOPMENT_ENCRYPTION_KEY = Buffer.alloc(32, 'nft-wallet-development-key-32byt');
+const DEVELOPMENT_KEY_ID = 'dev';
+const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
 type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): AppConfig {
   const errors: string[] = [];
-  const nodeEnv = env.NODE_ENV?.trim() || 'development';
+  const relaxedDefaults: string[] = [];
+  // Strictness must not hinge on spelling: "prod" or "staging" would otherwise run relaxed.
+  const rawNodeEnv = env.NODE_ENV?.trim() || 'development';
+  if (!(NODE_ENVS as readonly string[]).includes(rawNodeEnv)) {
+    errors.push(`NODE_ENV must be development, test or production (got "${rawNodeEnv}")`);
+  }
+  const nodeEnv = (NODE_ENVS as readonly string[]).includes(rawNodeEnv) ? (rawNodeEnv as NodeEnv) : 'production';
   const production = nodeEnv === 'production';
+  const isSet = (name: string) => env[name] !== undefined && env[name]!.trim() !== '';
 
   const str = (name: string, fallback: string): string => {
     const value = env[name];
@@ -121,24 +164,40 @@ export function loadConfig(env: Env = process.env): AppConfig {
     errors.push('OPERATOR_API_KEY must be at least 16 characters');
   }
 
-  let secretsEncryptionKey = DEVELOPMENT_ENCRYPTION_KEY;
-  const rawKey = env.SECRETS_ENCRYPTION_KEY?.trim();
-  if (rawKey) {
-    const decoded = Buffer.from(rawKey, 'base64');
-    if (decoded.length !== 32 || decoded.toString('base64').replace(/=+$/, '') !== rawKey.replace(/=+$/, '')) {
-      errors.push('SECRETS_ENCRYPTION_KEY must be 32 bytes encoded in base64');
-    } else {
-      secretsEncryptionKey = decoded;
-    }
-  } else if (production) {
-    errors.push('SECRETS_ENCRYPTION_KEY is required when NODE_ENV=production');
-  }
+  const secretsEncryptionKey = readKeyring(env, production, errors, relaxedDefaults);
 
   const DEFAULT_SCHEDULE = '5s,30s,2m,10m,30m,1h,3h,6h,12h,24h';
   const scheduleText = str('WEBHOOK_RETRY_SCHEDULE', DEFAULT_SCHEDULE);
   const retryScheduleMs = parseDurationList(scheduleText);
   if (!retryScheduleMs) {
     errors.push(`WEBHOOK_RETRY_SCHEDULE must be comma-separated durations such as 200ms,1s,5s (got "${scheduleText}")`);
+  }
+
+  const allowHttp = bool('WEBHOOK_ALLOW_HTTP', !production);
+  const allowPrivateNetworks = bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', !production);
+  if (!production && !isSet('WEBHOOK_ALLOW_HTTP') && allowHttp) relaxedDefaults.push('WEBHOOK_ALLOW_HTTP=true (plain http webhook URLs)');
+  if (!production && !isSet('WEBHOOK_ALLOW_PRIVATE_NETWORKS') && allowPrivateNetworks) {
+    relaxedDefaults.push('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true (webhooks to private and loopback addresses)');
+  }
+  let allowedPorts = defaultWebhookPorts(allowHttp);
+  if (isSet('WEBHOOK_ALLOWED_PORTS')) {
+    const parsed = parsePortList(env.WEBHOOK_ALLOWED_PORTS!);
+    if (parsed === null) {
+      errors.push(`WEBHOOK_ALLOWED_PORTS must be comma-separated ports or ranges such as 443,8443,9000-9100 (got "${env.WEBHOOK_ALLOWED_PORTS}")`);
+    } else {
+      allowedPorts = parsed;
+    }
+  }
+  let trustProxy: string | false = 'loopback';
+  if (isSet('TRUST_PROXY')) {
+    const parsed = parseTrustProxy(env.TRUST_PROXY!);
+    if (parsed === null) {
+      errors.push(
+        `TRUST_PROXY must be none, or comma-separated addresses, CIDR ranges, loopback, linklocal or uniquelocal (got "${env.TRUST_PROXY}")`,
+      );
+    } else {
+      trustProxy = parsed;
+    }
   }
 
   const logLevel = str('LOG_LEVEL', production ? 'info' : 'info');
@@ -166,6 +225,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     queuePrefix: str('QUEUE_PREFIX', 'nftw'),
     operatorApiKey,
     secretsEncryptionKey,
+    relaxedDefaults,
+    trustProxy,
+    apiKeysPerOrganization: int('API_KEYS_PER_ORGANIZATION', 100, 1, 100_000),
     logLevel,
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 256 * 1024, 1024, 50 * 1024 * 1024),
     jsonMaxDepth: int('JSON_MAX_DEPTH', 32, 2, 1000),
@@ -173,14 +235,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
       perKey: int('RATE_LIMIT_PER_KEY', 6000, 0, 10_000_000),
       perIp: int('RATE_LIMIT_PER_IP', 600, 0, 10_000_000),
       windowMs: duration('RATE_LIMIT_WINDOW', 60_000),
+      webhookSendsPerOrganization: int('WEBHOOK_SENDS_PER_ORGANIZATION', 10, 0, 1_000_000),
+      webhookSendsWindowMs: duration('WEBHOOK_SENDS_WINDOW', 60_000),
     },
     apiKeyCacheTtlMs: int('API_KEY_CACHE_TTL_MS', 2000, 0, 5000),
     whitelistMaxContracts: int('WHITELIST_MAX_CONTRACTS', 10_000, 1, 1_000_000),
     webhook: {
       retryScheduleMs: retryScheduleMs ?? [],
       timeoutMs: int('WEBHOOK_TIMEOUT_MS', 3000, 100, 60_000),
-      allowHttp: bool('WEBHOOK_ALLOW_HTTP', !production),
-      allowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', !production),
+      allowHttp,
+      allowPrivateNetworks,
+      allowedPorts,
       concurrency: int('WEBHOOK_CONCURRENCY', 50, 1, 1000),
       perReceiverConcurrency: int('WEBHOOK_PER_RECEIVER_CONCURRENCY', 10, 1, 1000),
       retentionMs: duration('WEBHOOK_RETENTION', 30 * 86_400_000),
@@ -198,4 +263,54 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   if (errors.length > 0) throw new ConfigError(`Invalid configuration:\n  - ${errors.join('\n  - ')}`);
   return config;
+}
+
+/**
+ * SECRETS_ENCRYPTION_KEYS (`id:base64key,...`, first seals) or SECRETS_ENCRYPTION_KEY (one key,
+ * id `default`). Production refuses to start without an explicit key, and refuses the development
+ * key, which is published in this repository.
+ */
+function readKeyring(env: Env, production: boolean, errors: string[], relaxed: string[]): SecretKeyring {
+  const decode = (name: string, text: string): Buffer | null => {
+    const decoded = Buffer.from(text, 'base64');
+    if (decoded.length !== 32 || decoded.toString('base64').replace(/=+$/, '') !== text.replace(/=+$/, '')) {
+      errors.push(`${name} must hold keys of 32 bytes encoded in base64`);
+      return null;
+    }
+    if (production && decoded.equals(DEVELOPMENT_ENCRYPTION_KEY)) {
+      errors.push(`${name} must not use the development key when NODE_ENV=production`);
+      return null;
+    }
+    return decoded;
+  };
+  const list = env.SECRETS_ENCRYPTION_KEYS?.trim();
+  const single = env.SECRETS_ENCRYPTION_KEY?.trim();
+  const keys: SecretKey[] = [];
+  if (list) {
+    if (single) errors.push('SECRETS_ENCRYPTION_KEY and SECRETS_ENCRYPTION_KEYS are both set; keep only SECRETS_ENCRYPTION_KEYS');
+    for (const entry of list.split(',').map((e) => e.trim())) {
+      const colon = entry.indexOf(':');
+      const id = colon > 0 ? entry.slice(0, colon) : '';
+      if (!KEY_ID.test(id)) {
+        errors.push('SECRETS_ENCRYPTION_KEYS must be a comma-separated list of id:base64key (ids of 1-32 letters, digits, _ or -)');
+        continue;
+      }
+      if (keys.some((k) => k.id === id)) {
+        errors.push(`SECRETS_ENCRYPTION_KEYS names the key id "${id}" twice`);
+        continue;
+      }
+      const key = decode('SECRETS_ENCRYPTION_KEYS', entry.slice(colon + 1));
+      if (key) keys.push({ id, key });
+    }
+  } else if (single) {
+    const key = decode('SECRETS_ENCRYPTION_KEY', single);
+    if (key) keys.push({ id: 'default', key });
+  } else if (production) {
+    errors.push('SECRETS_ENCRYPTION_KEYS (or SECRETS_ENCRYPTION_KEY) is required when NODE_ENV=production');
+  } else {
+    relaxed.push('SECRETS_ENCRYPTION_KEYS unset (secrets sealed with the published development key)');
+    keys.push({ id: DEVELOPMENT_KEY_ID, key: DEVELOPMENT_ENCRYPTION_KEY });
+  }
+  const fallback = { id: DEVELOPMENT_KEY_ID, key: DEVELOPMENT_ENCRYPTION_KEY };
+  return { sealing: keys[0] ?? fallback, keys: keys.length > 0 ? keys : [fallback] };
 }

@@ -8,7 +8,7 @@ import { diffForAudit } from '../audit/audit.rules';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { Organization } from '../organizations/organization.entity';
 import { openSecret, sealSecret } from './secret-box';
-import { checkWebhookUrl, resolveWebhookHost, WebhookHostError, webhookUrlHostname, WebhookUrlPolicy } from './url-policy';
+import { checkWebhookUrl, resolveWebhookHost, WebhookHostError, webhookUrlHostname, WebhookUrlPolicy } from '../../common/net/url-policy';
 import { WebhookConfig } from './webhook-config.entity';
 import { WebhookConfigRepository } from './webhook-config.repository';
 import {
@@ -135,7 +135,8 @@ export class WebhookConfigService {
 
   /** The deployment's URL policy, for the delivery code's send-time check. */
   get urlPolicy(): WebhookUrlPolicy {
-    return { allowHttp: this.config.webhook.allowHttp, allowPrivateNetworks: this.config.webhook.allowPrivateNetworks };
+    const { allowHttp, allowPrivateNetworks, allowedPorts } = this.config.webhook;
+    return { allowHttp, allowPrivateNetworks, allowedPorts };
   }
 
   private async assertAcceptableUrl(url: string): Promise<void> {

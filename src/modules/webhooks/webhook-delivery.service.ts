@@ -155,6 +155,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       timeoutMs: config.webhook.timeoutMs,
       allowHttp: config.webhook.allowHttp,
       allowPrivateNetworks: config.webhook.allowPrivateNetworks,
+      allowedPorts: config.webhook.allowedPorts,
       connectionsPerReceiver: config.webhook.perReceiverConcurrency,
     });
     this.leaseMs = attemptLeaseMs(config.webhook.timeoutMs);

@@ -1,5 +1,5 @@
 import { Agent } from 'undici';
-import { checkWebhookUrl, createGuardedLookup, WebhookHostError } from '../webhook-config/url-policy';
+import { checkWebhookUrl, createGuardedLookup, PortRange, WebhookHostError } from '../../common/net/url-policy';
 import { isSuccessStatus } from './webhook.rules';
 
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'blocked';
@@ -15,6 +15,7 @@ export interface SenderOptions {
   timeoutMs: number;
   allowHttp: boolean;
   allowPrivateNetworks: boolean;
+  allowedPorts?: readonly PortRange[];
   connectionsPerReceiver: number;
 }
 

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
 import { WEBHOOK_TYPES, WebhookType } from '../../domain-events/domain-event.catalogue';
-import { MAX_WEBHOOK_URL_LENGTH } from '../url-policy';
+import { MAX_WEBHOOK_URL_LENGTH } from '../../../common/net/url-policy';
 
 const present = (field: string) => (dto: object) => (dto as Record<string, unknown>)[field] !== undefined;
 const presentAndNotNull = (field: string) => (dto: object) => (dto as Record<string, unknown>)[field] != null;

@@ -1,8 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP, isIPv4, isIPv6 } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { isIP } from 'node:net';
 
 /**
- * The one webhook URL policy (CONTRACT.md section 6). The configuration endpoint checks a URL with
+ * The one webhook URL policy (CONTRACT.md section 6), shared by webhook-config and webhooks. The configuration endpoint checks a URL with
  * it when it is saved, and the delivery code checks again at send time against the address it is
  * about to connect to, because what a hostname resolves to can change after it was saved.
  */
@@ -11,6 +12,8 @@ export interface WebhookUrlPolicy {
   allowHttp: boolean;
   /** Accept targets in private, loopback, link-local and other non-public ranges. */
   allowPrivateNetworks: boolean;
+  /** Destination ports accepted (WEBHOOK_ALLOWED_PORTS); absent means {@link defaultWebhookPorts}. */
+  allowedPorts?: readonly PortRange[];
 }
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -25,35 +28,87 @@ export const FORBIDDEN_TARGET_MESSAGE =
  * IPv4 ranges that are not globally reachable (IANA special-purpose registry): a webhook sent
  * there would reach the service's own network rather than an integrator's server.
  */
-const FORBIDDEN_IPV4: ReadonlyArray<readonly [string, number]> = [
-  ['0.0.0.0', 8], // "this network", including the unspecified 0.0.0.0
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, where cloud metadata services live
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.88.99.0', 24], // former 6to4 relay anycast
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, including the broadcast address
+const FORBIDDEN_IPV4 = [
+  '0.0.0.0/8', // "this network", including the unspecified 0.0.0.0
+  '10.0.0.0/8',
+  '100.64.0.0/10', // carrier-grade NAT
+  '127.0.0.0/8',
+  '169.254.0.0/16', // link-local, where cloud metadata services live
+  '172.16.0.0/12',
+  '192.0.0.0/24', // IETF protocol assignments
+  '192.0.2.0/24', // documentation
+  '192.88.99.0/24', // former 6to4 relay anycast
+  '192.168.0.0/16',
+  '198.18.0.0/15', // benchmarking
+  '198.51.100.0/24', // documentation
+  '203.0.113.0/24', // documentation
+  '224.0.0.0/4', // multicast
+  '240.0.0.0/4', // reserved, including the broadcast address
+].map((cidr) => ipaddr.IPv4.parseCIDR(cidr));
+
+/** IPv6 is allowed only inside global unicast (2000::/3), minus these ranges. */
+const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+const FORBIDDEN_IPV6_IN_GLOBAL_UNICAST = [
+  '2001::/32', // Teredo: tunnels to an IPv4 address hidden in the rest of the address
+  '2001:2::/48', // benchmarking
+  '2001:10::/28', // ORCHID
+  '2001:db8::/32', // documentation
+  '3fff::/20', // documentation
+].map((cidr) => ipaddr.IPv6.parseCIDR(cidr));
+
+/** IPv6 ranges whose last 32 bits are an IPv4 address the packet ends up at. */
+const CARRIES_IPV4_IN_LOW_BITS = [
+  '::ffff:0:0/96', // IPv4-mapped
+  '::ffff:0:0:0/96', // IPv4-translated
+  '64:ff9b::/96', // NAT64 well-known prefix
+].map((cidr) => ipaddr.IPv6.parseCIDR(cidr));
+const IPV4_COMPATIBLE = /^::\d{1,3}(?:\.\d{1,3}){3}$/;
+const SIX_TO_FOUR = ipaddr.IPv6.parseCIDR('2002::/16');
+
+/**
+ * Internal services commonly reachable next to this one (databases, caches, queues, search,
+ * orchestration): refused as webhook ports by default even though they lie above 1023.
+ */
+export const INTERNAL_SERVICE_PORTS: readonly number[] = [
+  1433, 1521, 2049, 2375, 2376, 2379, 2380, 3306, 3389, 4369, 5432, 5601, 5672, 5984, 6379, 6443, 7000, 7001, 8086, 8500,
+  8600, 9042, 9092, 9093, 9200, 9300, 10250, 10255, 11211, 15672, 25672, 26379, 27017, 27018, 27019, 28017, 50070,
 ];
 
-/** IPv6 ranges inside global unicast (2000::/3) that are nevertheless not globally reachable. */
-const FORBIDDEN_IPV6_IN_GLOBAL_UNICAST: ReadonlyArray<readonly [string, number]> = [
-  ['2001::', 32], // Teredo: tunnels to an IPv4 address hidden in the rest of the address
-  ['2001:2::', 48], // benchmarking
-  ['2001:10::', 28], // ORCHID
-  ['2001:db8::', 32], // documentation
-  ['3fff::', 20], // documentation
-];
+/** An inclusive range of TCP ports. */
+export type PortRange = readonly [number, number];
 
-const forbiddenV4 = FORBIDDEN_IPV4.map(([ip, bits]) => ({ bytes: parseIPv4(ip)!, bits }));
-const forbiddenV6 = FORBIDDEN_IPV6_IN_GLOBAL_UNICAST.map(([ip, bits]) => ({ bytes: parseIPv6(ip)!, bits }));
+/**
+ * The default WEBHOOK_ALLOWED_PORTS: 443, 80 when http is allowed, and 1024-65535 minus
+ * {@link INTERNAL_SERVICE_PORTS}.
+ */
+export function defaultWebhookPorts(allowHttp: boolean): PortRange[] {
+  const ranges: PortRange[] = allowHttp ? [[80, 80], [443, 443]] : [[443, 443]];
+  let from = 1024;
+  for (const port of [...INTERNAL_SERVICE_PORTS].sort((a, b) => a - b)) {
+    if (port > from) ranges.push([from, port - 1]);
+    from = Math.max(from, port + 1);
+  }
+  if (from <= 65535) ranges.push([from, 65535]);
+  return ranges;
+}
+
+/** Parses `443,8443,9000-9100`; null unless every entry is a port or range within 1-65535. */
+export function parsePortList(text: string): PortRange[] | null {
+  const ranges: PortRange[] = [];
+  for (const entry of text.split(',').map((e) => e.trim())) {
+    const match = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(entry);
+    if (!match) return null;
+    const from = Number(match[1]);
+    const to = match[2] === undefined ? from : Number(match[2]);
+    if (from < 1 || to > 65535 || from > to) return null;
+    ranges.push([from, to]);
+  }
+  return ranges;
+}
+
+export function isPortAllowed(port: number, ranges: readonly PortRange[]): boolean {
+  return ranges.some(([from, to]) => port >= from && port <= to);
+}
 
 /**
  * True when `ip` is an address a webhook must not be sent to unless the deployment allows private
@@ -65,16 +120,19 @@ const forbiddenV6 = FORBIDDEN_IPV6_IN_GLOBAL_UNICAST.map(([ip, bits]) => ({ byte
  */
 export function isForbiddenAddress(ip: string): boolean {
   const text = stripZone(stripBrackets(ip.trim()));
-  const v4 = parseIPv4(text);
-  if (v4) return isForbiddenIPv4(v4);
-  const v6 = parseIPv6(text);
-  if (v6) return isForbiddenIPv6(v6);
-  return true;
+  // node's strict check first: ipaddr.js alone also reads "1" or "0x7f.1" as IPv4 addresses.
+  if (isIP(text) === 0) return true;
+  // ipaddr.js reads the deprecated IPv4-compatible form "::a.b.c.d" as IPv4-mapped
+  // "::ffff:a.b.c.d"; it really is ::/96, outside global unicast.
+  if (IPV4_COMPATIBLE.test(text)) return true;
+  const address = ipaddr.parse(text);
+  if (address.kind() === 'ipv4') return isForbiddenIPv4(address as ipaddr.IPv4);
+  return isForbiddenIPv6(address as ipaddr.IPv6);
 }
 
 /**
  * Checks what can be judged without the network: length, absolute http(s) URL, the scheme
- * against the policy, no credentials, and a literal IP host against the address ranges.
+ * against the policy, no credentials, the port, and a literal IP host against the address ranges.
  * Returns null when acceptable, otherwise the reason, phrased to follow the field name ("url ...").
  * A hostname still has to pass {@link resolveWebhookHost}.
  */
@@ -95,9 +153,18 @@ export function checkWebhookUrl(url: string, policy: WebhookUrlPolicy): string |
   if (parsed.protocol === 'http:' && !policy.allowHttp) return 'must use https';
   if (parsed.username !== '' || parsed.password !== '') return 'must not contain credentials (user:password@)';
   if (parsed.hostname === '') return 'must name a host';
+  const port = parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : Number(parsed.port);
+  if (!isPortAllowed(port, policy.allowedPorts ?? defaultWebhookPorts(policy.allowHttp))) {
+    return `must not use port ${port} on this deployment (allowed: ${describePorts(policy.allowedPorts ?? defaultWebhookPorts(policy.allowHttp))})`;
+  }
   const literal = literalIp(parsed.hostname);
   if (literal !== null && !policy.allowPrivateNetworks && isForbiddenAddress(literal)) return FORBIDDEN_TARGET_MESSAGE;
   return null;
+}
+
+function describePorts(ranges: readonly PortRange[]): string {
+  const text = ranges.map(([from, to]) => (from === to ? String(from) : `${from}-${to}`)).join(', ');
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
 /** The host part of a URL that passed {@link checkWebhookUrl}, as given to a resolver. */
@@ -221,72 +288,24 @@ function literalIp(host: string): string | null {
   return isIP(stripZone(bare)) !== 0 ? bare : null;
 }
 
-function isForbiddenIPv4(bytes: Uint8Array): boolean {
-  return forbiddenV4.some((range) => inPrefix(bytes, range.bytes, range.bits));
+function isForbiddenIPv4(address: ipaddr.IPv4): boolean {
+  return FORBIDDEN_IPV4.some((range) => address.match(range));
 }
 
-function isForbiddenIPv6(bytes: Uint8Array): boolean {
-  const embedded = embeddedIPv4(bytes);
+function isForbiddenIPv6(address: ipaddr.IPv6): boolean {
+  const embedded = embeddedIPv4(address);
   if (embedded) return isForbiddenIPv4(embedded);
   // Outside 2000::/3 lies everything local or special: ::/128, ::1, ::/96 (IPv4-compatible),
   // 64:ff9b:1::/48, 100::/64, fc00::/7, fe80::/10, fec0::/10, ff00::/8, and unassigned space.
-  if ((bytes[0] & 0xe0) !== 0x20) return true;
-  return forbiddenV6.some((range) => inPrefix(bytes, range.bytes, range.bits));
+  if (!address.match(GLOBAL_UNICAST)) return true;
+  return FORBIDDEN_IPV6_IN_GLOBAL_UNICAST.some((range) => address.match(range));
 }
 
 /** The IPv4 address an IPv6 address stands for, when it is one of the forms that carry one. */
-function embeddedIPv4(bytes: Uint8Array): Uint8Array | null {
-  const zeros = (from: number, to: number) => bytes.subarray(from, to).every((b) => b === 0);
-  // ::ffff:a.b.c.d (IPv4-mapped)
-  if (zeros(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return bytes.slice(12, 16);
-  // ::ffff:0:a.b.c.d (IPv4-translated)
-  if (zeros(0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && zeros(10, 12)) return bytes.slice(12, 16);
-  // 64:ff9b::a.b.c.d (NAT64 well-known prefix)
-  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zeros(4, 12)) {
-    return bytes.slice(12, 16);
-  }
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const bytes = address.toByteArray();
+  if (CARRIES_IPV4_IN_LOW_BITS.some((range) => address.match(range))) return new ipaddr.IPv4(bytes.slice(12, 16));
   // 2002:aabb:ccdd::/48 (6to4)
-  if (bytes[0] === 0x20 && bytes[1] === 0x02) return bytes.slice(2, 6);
+  if (address.match(SIX_TO_FOUR)) return new ipaddr.IPv4(bytes.slice(2, 6));
   return null;
-}
-
-function inPrefix(bytes: Uint8Array, prefix: Uint8Array, bits: number): boolean {
-  if (bytes.length !== prefix.length) return false;
-  const whole = Math.floor(bits / 8);
-  for (let i = 0; i < whole; i += 1) if (bytes[i] !== prefix[i]) return false;
-  const rest = bits % 8;
-  if (rest === 0) return true;
-  const mask = (0xff << (8 - rest)) & 0xff;
-  return (bytes[whole] & mask) === (prefix[whole] & mask);
-}
-
-function parseIPv4(text: string): Uint8Array | null {
-  if (!isIPv4(text)) return null;
-  return Uint8Array.from(text.split('.').map(Number));
-}
-
-function parseIPv6(text: string): Uint8Array | null {
-  if (!isIPv6(text)) return null;
-  let source = text.toLowerCase();
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(source);
-  if (dotted) {
-    const v4 = parseIPv4(dotted[1]);
-    if (!v4) return null;
-    const hex = `${((v4[0] << 8) | v4[1]).toString(16)}:${((v4[2] << 8) | v4[3]).toString(16)}`;
-    source = source.slice(0, dotted.index) + hex;
-  }
-  const halves = source.split('::');
-  if (halves.length > 2) return null;
-  const head = halves[0] ? halves[0].split(':') : [];
-  const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
-  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail];
-  const bytes = new Uint8Array(16);
-  groups.forEach((group, i) => {
-    const value = parseInt(group, 16);
-    bytes[i * 2] = value >> 8;
-    bytes[i * 2 + 1] = value & 0xff;
-  });
-  return bytes;
 }

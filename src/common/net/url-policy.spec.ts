@@ -2,8 +2,12 @@ import type { LookupAddress } from 'node:dns';
 import {
   checkWebhookUrl,
   createGuardedLookup,
+  defaultWebhookPorts,
   FORBIDDEN_TARGET_MESSAGE,
+  INTERNAL_SERVICE_PORTS,
   isForbiddenAddress,
+  isPortAllowed,
+  parsePortList,
   resolveWebhookHost,
   WebhookHostError,
   webhookUrlHostname,
@@ -216,6 +220,55 @@ describe('checkWebhookUrl', () => {
 
   it('leaves hostnames to resolution', () => {
     expect(checkWebhookUrl('https://localhost/hook', STRICT)).toBeNull();
+  });
+});
+
+describe('webhook ports', () => {
+  it.each([
+    'https://hooks.example.com:6379/x',
+    'https://hooks.example.com:5432/x',
+    'https://hooks.example.com:9200/x',
+    'https://hooks.example.com:11211/x',
+    'https://hooks.example.com:27017/x',
+    'https://hooks.example.com:3306/x',
+    'https://hooks.example.com:22/x',
+    'https://hooks.example.com:25/x',
+    'https://hooks.example.com:80/x',
+    'https://[2001:4860:4860::8888]:6379/x',
+  ])('refuses %s by default in production', (url) => {
+    expect(checkWebhookUrl(url, STRICT)).toMatch(/^must not use port \d+ on this deployment/);
+  });
+
+  it.each(['https://hooks.example.com/x', 'https://hooks.example.com:443/x', 'https://hooks.example.com:8443/x', 'https://hooks.example.com:1024/x', 'https://hooks.example.com:65535/x'])(
+    'accepts %s by default',
+    (url) => {
+      expect(checkWebhookUrl(url, STRICT)).toBeNull();
+    },
+  );
+
+  it('accepts port 80 only where http is allowed', () => {
+    expect(checkWebhookUrl('http://hooks.example.com/x', OPEN)).toBeNull();
+    expect(checkWebhookUrl('https://hooks.example.com:80/x', OPEN)).toBeNull();
+    expect(checkWebhookUrl('http://hooks.example.com:6379/x', OPEN)).toMatch(/port 6379/);
+  });
+
+  it('applies an explicit list exactly', () => {
+    const policy = { ...STRICT, allowedPorts: parsePortList('443, 9000-9001')! };
+    expect(checkWebhookUrl('https://hooks.example.com:9001/x', policy)).toBeNull();
+    expect(checkWebhookUrl('https://hooks.example.com/x', policy)).toBeNull();
+    expect(checkWebhookUrl('https://hooks.example.com:8443/x', policy)).toMatch(/port 8443/);
+  });
+
+  it('leaves every internal service port out of the default and keeps the rest of 1024-65535', () => {
+    const ranges = defaultWebhookPorts(false);
+    for (const port of INTERNAL_SERVICE_PORTS) expect(isPortAllowed(port, ranges)).toBe(false);
+    let allowed = 0;
+    for (let port = 1; port <= 65535; port += 1) if (isPortAllowed(port, ranges)) allowed += 1;
+    expect(allowed).toBe(1 + (65535 - 1024 + 1) - INTERNAL_SERVICE_PORTS.length);
+  });
+
+  it.each(['', '0', '65536', '80-', 'https', '9000-8000', '443,,80'])('parsePortList refuses %p', (text) => {
+    expect(parsePortList(text)).toBeNull();
   });
 });
 
