@@ -1,6 +1,16 @@
 import { LockMode } from '@mikro-orm/core';
 import { EntityRepository } from '@mikro-orm/postgresql';
+import type { SecretKeyring } from '../../config/app-config';
+import { ResealReport, resealColumn, SealedColumn } from '../../database/sealed-columns';
 import type { WebhookConfig } from './webhook-config.entity';
+
+/**
+ * Every column of this module that holds a sealed secret, sealed with the owning organization's
+ * id as context. `secrets:reseal` walks them all: a new sealed column is one more line here.
+ */
+export const WEBHOOK_CONFIG_SEALED_COLUMNS: readonly SealedColumn[] = [
+  { table: 'webhook_config', idColumn: 'organization_id', idType: 'uuid', column: 'shared_secret_sealed', contextColumn: 'organization_id' },
+];
 
 export class WebhookConfigRepository extends EntityRepository<WebhookConfig> {
   findByOrganization(organizationId: string): Promise<WebhookConfig | null> {
@@ -22,5 +32,12 @@ export class WebhookConfigRepository extends EntityRepository<WebhookConfig> {
       'run',
     );
     return this.findOne({ organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+  }
+
+  /** Re-seals every sealed column of this module with the keyring's current key (see resealColumn). */
+  async resealSecrets(keyring: SecretKeyring, batchSize?: number): Promise<ResealReport[]> {
+    const reports: ResealReport[] = [];
+    for (const column of WEBHOOK_CONFIG_SEALED_COLUMNS) reports.push(await resealColumn(this.em, column, keyring, batchSize));
+    return reports;
   }
 }

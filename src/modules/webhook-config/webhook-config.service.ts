@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { RequestMeta } from '../../common/auth/current-principal.decorator';
 import { DomainError, notFound, validationFailed } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
+import type { ResealReport } from '../../database/sealed-columns';
 import { AuditActor, AuditService } from '../audit/audit.service';
 import { diffForAudit } from '../audit/audit.rules';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
@@ -131,6 +132,14 @@ export class WebhookConfigService {
           ? null
           : openSecret(row.sharedSecretSealed, this.config.secretsEncryptionKey, organizationId),
     };
+  }
+
+  /**
+   * Re-seals this module's stored secrets with the current encryption key (`secrets:reseal`);
+   * safe while the service runs, and resumable.
+   */
+  resealSecrets(batchSize?: number): Promise<ResealReport[]> {
+    return this.em.fork().getRepository(WebhookConfig).resealSecrets(this.config.secretsEncryptionKey, batchSize);
   }
 
   /** The deployment's URL policy, for the delivery code's send-time check. */

@@ -1,0 +1,43 @@
+import { MikroORM } from '@mikro-orm/postgresql';
+import { Client } from 'pg';
+import { loadConfig } from '../../src/config/app-config';
+import { databaseName, ensureDatabase } from '../../src/database/database-url';
+import { runMigrations } from '../../src/database/migrate';
+import { buildOrmOptions } from '../../src/database/mikro-orm.options';
+
+/**
+ * A migrated database of the suite's own, for suites whose operations cover every row (such as
+ * re-sealing all secrets) and so must not touch the rows of suites sharing the run's database.
+ */
+export async function createIsolatedDatabase(label: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) throw new Error('TEST_DATABASE_URL is not set: run the e2e suites through jest (global setup).');
+  const url = new URL(base);
+  url.pathname = `${url.pathname}_${label}`;
+  const databaseUrl = url.toString();
+  await ensureDatabase(databaseUrl);
+  const orm = await MikroORM.init({
+    ...buildOrmOptions(loadConfig({ DATABASE_URL: databaseUrl, NODE_ENV: 'test' })),
+    // The migrator reports each step; a suite's output is no place for it.
+    logger: () => undefined,
+  });
+  try {
+    await runMigrations(orm, databaseUrl);
+  } finally {
+    await orm.close(true);
+  }
+  return {
+    url: databaseUrl,
+    drop: async () => {
+      const admin = new URL(databaseUrl);
+      admin.pathname = '/postgres';
+      const client = new Client({ connectionString: admin.toString() });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS "${databaseName(databaseUrl)}" WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
