@@ -88,14 +88,14 @@ describe('webhook configuration', () => {
       const org = await newOrganization(t);
       const secret = secretFor('all');
       const res = await patchConfig(t, org, {
-        url: 'http://127.0.0.1:9/hooks',
+        url: 'http://127.0.0.1:9999/hooks',
         enabled: true,
         sharedSecret: secret,
         webhookTypes: ['nft', 'transaction'],
       }).expect(200);
       expect(Object.keys(res.body).sort()).toEqual(['enabled', 'hasSharedSecret', 'updatedAtUtc', 'url', 'webhookTypes']);
       expect(res.body).toEqual({
-        url: 'http://127.0.0.1:9/hooks',
+        url: 'http://127.0.0.1:9999/hooks',
         enabled: true,
         // Stored as a set, in catalogue order.
         webhookTypes: ['transaction', 'nft'],
@@ -301,7 +301,7 @@ describe('webhook configuration', () => {
 
       const [row] = await storedRows(t, org.id);
       const sealed = row.shared_secret_sealed!;
-      expect(sealed).toMatch(/^v1\.[A-Za-z0-9+/]+={0,2}\.[A-Za-z0-9+/]+={0,2}\.[A-Za-z0-9+/]+={0,2}$/);
+      expect(sealed).toMatch(/^v2\.[A-Za-z0-9_-]+\.[A-Za-z0-9+/]+={0,2}\.[A-Za-z0-9+/]+={0,2}\.[A-Za-z0-9+/]+={0,2}$/);
       expect(sealed).not.toContain(secret);
       expect(sealed).not.toContain(Buffer.from(secret).toString('base64').slice(0, 16));
       expect(sealed).not.toContain(Buffer.from(secret).toString('hex').slice(0, 16));
@@ -311,10 +311,10 @@ describe('webhook configuration', () => {
       const org = await newOrganization(t);
       const service = t.app.get(WebhookConfigService);
       const first = secretFor('first');
-      await patchConfig(t, org, { url: 'http://127.0.0.1:9/in', sharedSecret: first, webhookTypes: ['transaction'], enabled: true }).expect(200);
+      await patchConfig(t, org, { url: 'http://127.0.0.1:9999/in', sharedSecret: first, webhookTypes: ['transaction'], enabled: true }).expect(200);
       expect(await service.findDeliveryTarget(org.id)).toEqual({
         enabled: true,
-        url: 'http://127.0.0.1:9/in',
+        url: 'http://127.0.0.1:9999/in',
         webhookTypes: ['transaction'],
         sharedSecret: first,
       });
@@ -337,13 +337,13 @@ describe('webhook configuration', () => {
       const org = await newOrganization(t);
       const service = t.app.get(WebhookConfigService);
       expect(await service.findDeliveryTarget(org.id)).toEqual({ enabled: false, url: null, webhookTypes: [], sharedSecret: null });
-      await patchConfig(t, org, { url: 'http://127.0.0.1:9/a', sharedSecret: secretFor('fresh'), enabled: true, webhookTypes: ['nft'] }).expect(200);
+      await patchConfig(t, org, { url: 'http://127.0.0.1:9999/a', sharedSecret: secretFor('fresh'), enabled: true, webhookTypes: ['nft'] }).expect(200);
       expect((await service.findDeliveryTarget(org.id))?.enabled).toBe(true);
       await patchConfig(t, org, { enabled: false }).expect(200);
       expect((await service.findDeliveryTarget(org.id))?.enabled).toBe(false);
-      await patchConfig(t, org, { url: 'http://127.0.0.1:9/b', webhookTypes: ['kyc', 'nft'] }).expect(200);
+      await patchConfig(t, org, { url: 'http://127.0.0.1:9999/b', webhookTypes: ['kyc', 'nft'] }).expect(200);
       expect(await service.findDeliveryTarget(org.id)).toEqual(
-        expect.objectContaining({ url: 'http://127.0.0.1:9/b', webhookTypes: ['nft', 'kyc'] }),
+        expect.objectContaining({ url: 'http://127.0.0.1:9999/b', webhookTypes: ['nft', 'kyc'] }),
       );
       expect(await service.findDeliveryTarget('01a20000-0000-7000-8000-000000000000')).toBeNull();
     });
@@ -468,7 +468,7 @@ describe('webhook configuration', () => {
 
   describe('URL policy of a deployment that allows http and private networks (the default outside production)', () => {
     it.each([
-      'http://127.0.0.1:9/hooks',
+      'http://127.0.0.1:9999/hooks',
       'http://localhost:8080/hooks',
       'http://10.0.0.1/hooks',
       'http://[::1]:8080/hooks',
@@ -536,6 +536,26 @@ describe('webhook configuration on a strict deployment (https only, no private n
     const res = await patchConfig(strict, org, { url: 'https://no-such-host.invalid/hook' });
     expectProblem(res, 400, 'VALIDATION_FAILED');
     expect(res.body.errors).toEqual([{ field: 'url', message: 'url host no-such-host.invalid could not be resolved' }]);
+  });
+
+  it.each(['https://93.184.216.34:6379/hook', 'https://93.184.216.34:5432/hook', 'https://93.184.216.34:22/hook', 'https://93.184.216.34:80/hook'])(
+    'refuses a port outside WEBHOOK_ALLOWED_PORTS: %s',
+    async (url) => {
+      const res = await patchConfig(strict, org, { url });
+      expectProblem(res, 400, 'VALIDATION_FAILED');
+      expect(res.body.errors).toEqual([{ field: 'url', message: expect.stringMatching(/^url must not use port \d+ on this deployment/) }]);
+    },
+  );
+
+  it('accepts any port an operator allows explicitly', async () => {
+    const custom = await createTestApp({ WEBHOOK_ALLOW_HTTP: 'false', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false', WEBHOOK_ALLOWED_PORTS: '443,6379' });
+    try {
+      const other = await newOrganization(custom);
+      await patchConfig(custom, other, { url: 'https://93.184.216.34:6379/hook' }).expect(200);
+      expectProblem(await patchConfig(custom, other, { url: 'https://93.184.216.34:8443/hook' }), 400, 'VALIDATION_FAILED');
+    } finally {
+      await custom.close();
+    }
   });
 
   it('still refuses credentials and other schemes', async () => {

@@ -13,4 +13,9 @@ export class ApiKeyRepository extends EntityRepository<ApiKey> {
   async page(organizationId: string, after: string | null, limit: number): Promise<ApiKey[]> {
     return this.find(after ? { organizationId, id: { $gt: after } } : { organizationId }, { orderBy: { id: 'asc' }, limit });
   }
+
+  /** Keys that still work (revoked ones do not count against the per-organization cap). */
+  countActive(organizationId: string): Promise<number> {
+    return this.count({ organizationId, revokedAt: null });
+  }
 }

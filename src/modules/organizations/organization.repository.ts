@@ -6,4 +6,13 @@ export class OrganizationRepository extends EntityRepository<Organization> {
   async page(after: string | null, limit: number): Promise<Organization[]> {
     return this.find(after ? { id: { $gt: after } } : {}, { orderBy: { id: 'asc' }, limit });
   }
+
+  /**
+   * Locks the organization's row until the transaction ends, so that capped creations under it
+   * run one after the other. FOR NO KEY UPDATE leaves other writes that merely reference the
+   * organization (wallets, tokens, ...) unblocked. Call inside a transaction.
+   */
+  async lockForNewChildren(organizationId: string): Promise<void> {
+    await this.em.execute('select 1 from "organization" where "id" = ? for no key update', [organizationId]);
+  }
 }

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import type { RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal, Role } from '../../common/auth/principal';
-import { notFound } from '../../common/errors/domain-error';
+import { DomainError, notFound } from '../../common/errors/domain-error';
 import { decodePageKey, encodePageKey } from '../../common/pagination/page-key';
 import { Page, toPage } from '../../common/pagination/page-query.dto';
 import { AuditActor, AuditService } from '../audit/audit.service';
@@ -73,6 +73,16 @@ export class OrganizationsService {
       keyPrefix: generated.keyPrefix,
     });
     await this.em.transactional(async (em) => {
+      // One creation at a time per organization, so that concurrent requests cannot pass the cap together.
+      await em.getRepository(Organization).lockForNewChildren(organizationId);
+      const active = await em.getRepository(ApiKey).countActive(organizationId);
+      if (active >= this.config.apiKeysPerOrganization) {
+        throw new DomainError(
+          422,
+          'API_KEY_LIMIT_REACHED',
+          `The organization already has ${active} active API keys, the most allowed (${this.config.apiKeysPerOrganization}); revoke one first.`,
+        );
+      }
       em.persist(apiKey);
       this.audit.record(em, {
         organizationId,

@@ -4,6 +4,7 @@ import { Auth } from '../../common/auth/access';
 import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
 import { UuidParam } from '../../common/http/uuid-param';
+import { OrganizationSendLimit } from '../../common/rate-limit/organization-send-limit';
 import {
   AcceptedWebhookDto,
   TestWebhookDto,
@@ -40,6 +41,7 @@ export class WebhooksController {
   }
 
   @Post('webhooks/:webhookId/redeliver')
+  @OrganizationSendLimit()
   @HttpCode(202)
   @ApiOperation({ summary: 'Send a webhook again: same id and body, signed with the current secret' })
   @ApiAcceptedResponse({ type: AcceptedWebhookDto })
@@ -53,6 +55,7 @@ export class WebhooksController {
   }
 
   @Post('webhook-config/test')
+  @OrganizationSendLimit()
   @HttpCode(202)
   @ApiOperation({ summary: 'Send a WebhookTest webhook to the configured url' })
   @ApiAcceptedResponse({ type: AcceptedWebhookDto })
