@@ -69,6 +69,12 @@ export abstract class AppConfig {
     readonly webhookSendsWindowMs: number;
   };
   abstract readonly apiKeyCacheTtlMs: number;
+  /** Background clean-up run by worker processes. */
+  abstract readonly maintenance: {
+    readonly idempotencyPurgeIntervalMs: number;
+    /** Rows deleted per transaction by a purge. */
+    readonly purgeBatchSize: number;
+  };
   abstract readonly whitelistMaxContracts: number;
   abstract readonly webhook: {
     readonly retryScheduleMs: readonly number[];
@@ -239,6 +245,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
       webhookSendsWindowMs: duration('WEBHOOK_SENDS_WINDOW', 60_000),
     },
     apiKeyCacheTtlMs: int('API_KEY_CACHE_TTL_MS', 2000, 0, 5000),
+    maintenance: {
+      idempotencyPurgeIntervalMs: duration('IDEMPOTENCY_PURGE_INTERVAL', 3_600_000),
+      purgeBatchSize: int('PURGE_BATCH_SIZE', 1000, 1, 100_000),
+    },
     whitelistMaxContracts: int('WHITELIST_MAX_CONTRACTS', 10_000, 1, 1_000_000),
     webhook: {
       retryScheduleMs: retryScheduleMs ?? [],

@@ -7,6 +7,7 @@ import { Balance } from './balance.entity';
 import { BalancesController } from './balances.controller';
 import { BalancesService } from './balances.service';
 import { IdempotencyKey } from './idempotency-key.entity';
+import { IdempotencyKeyPurger } from './idempotency-key.purger';
 import { NftTransaction } from './nft-transaction.entity';
 import { TransactionsController } from './transactions.controller';
 import { TransactionsService } from './transactions.service';
@@ -14,6 +15,6 @@ import { TransactionsService } from './transactions.service';
 @Module({
   imports: [MikroOrmModule.forFeature([NftTransaction, Balance, IdempotencyKey]), DomainEventsModule, TokensModule, WalletsModule],
   controllers: [TransactionsController, BalancesController],
-  providers: [TransactionsService, BalancesService],
+  providers: [TransactionsService, BalancesService, IdempotencyKeyPurger],
 })
 export class TransactionsModule {}
