@@ -58,7 +58,8 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
       exceptionFactory: validationExceptionFactory,
     }),
   );
-  app.enableShutdownHooks();
+  // Signals are handled by main.ts (drainOnSignal): stop accepting, let in-flight requests end,
+  // and only then close the modules, whose hooks would otherwise close the database under them.
   if (config.role !== 'worker') setupSwagger(app);
 }
 

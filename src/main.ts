@@ -1,3 +1,5 @@
+import { INestApplication } from '@nestjs/common';
+import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
@@ -31,7 +33,49 @@ async function bootstrap(): Promise<void> {
       );
   }
   await app.listen(config.port);
+  drainOnSignal(app, config.shutdownGraceMs);
   app.get(Logger).log(`listening on http://localhost:${config.port} (ROLE=${config.role}); docs at /docs`, 'Bootstrap');
+}
+
+/**
+ * On SIGTERM or SIGINT: stop accepting connections at once, let requests in flight finish (up
+ * to `graceMs`, after which their connections are cut), then close the modules (queue workers
+ * finish their job, database and Redis connections close) and exit. Nest's own shutdown hooks run
+ * the module hooks before closing the HTTP server, which would close the database under requests
+ * still being answered.
+ */
+function drainOnSignal(app: INestApplication, graceMs: number): void {
+  const server = app.getHttpServer() as Server;
+  let draining = false;
+  const drain = (signal: NodeJS.Signals) => {
+    if (draining) return;
+    draining = true;
+    const logger = app.get(Logger);
+    logger.log(`${signal}: draining requests in flight, then shutting down`, 'Bootstrap');
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Keep-alive connections between requests would hold close() open: end them as they idle.
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    server.closeIdleConnections();
+    const cut = setTimeout(() => {
+      logger.warn(`requests still in flight after ${graceMs} ms; closing their connections`, 'Bootstrap');
+      server.closeAllConnections();
+    }, graceMs);
+    closed
+      .then(() => {
+        clearInterval(idle);
+        clearTimeout(cut);
+        return app.close();
+      })
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          process.stderr.write(`shutdown failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', drain);
+  process.on('SIGINT', drain);
 }
 
 bootstrap().catch((error: unknown) => {

@@ -26,6 +26,8 @@ export abstract class AppConfig {
   abstract readonly nodeEnv: NodeEnv;
   abstract readonly production: boolean;
   abstract readonly port: number;
+  /** How long a stopping process lets requests in flight finish before cutting them. */
+  abstract readonly shutdownGraceMs: number;
   abstract readonly role: ProcessRole;
   abstract readonly databaseUrl: string;
   abstract readonly dbPoolMax: number;
@@ -215,6 +217,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     nodeEnv,
     production,
     port: int('PORT', 3000, 0, 65535),
+    shutdownGraceMs: duration('SHUTDOWN_GRACE', 25_000),
     role: role as ProcessRole,
     databaseUrl: url('DATABASE_URL', 'postgresql://postgres:postgres@127.0.0.1:5432/nft_wallet', [
       'postgres:',
