@@ -1,6 +1,6 @@
-import { EntityManager } from '@mikro-orm/postgresql';
-import { Controller, Get, Header, Inject, OnModuleDestroy } from '@nestjs/common';
+import { Controller, Get, Header, Inject, OnModuleDestroy, ServiceUnavailableException } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { HealthCheckResult, HealthCheckService, HealthIndicatorService, MikroOrmHealthIndicator } from '@nestjs/terminus';
 import { SkipThrottle } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import { PublicRoute } from '../../common/auth/access';
@@ -32,7 +32,9 @@ class HealthDto {
 @Controller()
 export class HealthController implements OnModuleDestroy {
   constructor(
-    private readonly em: EntityManager,
+    private readonly health: HealthCheckService,
+    private readonly database: MikroOrmHealthIndicator,
+    private readonly indicators: HealthIndicatorService,
     @Inject(HEALTH_REDIS) private readonly redis: Redis,
   ) {}
 
@@ -46,14 +48,15 @@ export class HealthController implements OnModuleDestroy {
   @ApiOkResponse({ type: HealthDto, description: 'PostgreSQL and Redis are reachable.' })
   @ApiServiceUnavailableResponse({ description: 'PostgreSQL or Redis is unreachable (problem details).' })
   async ready(): Promise<HealthDto> {
-    const [database, redis] = await Promise.allSettled([
-      withTimeout(this.em.getConnection().execute('select 1'), CHECK_TIMEOUT_MS),
-      withTimeout(this.pingRedis(), CHECK_TIMEOUT_MS),
-    ]);
-    const down = [database.status === 'rejected' ? 'database' : null, redis.status === 'rejected' ? 'redis' : null].filter(
-      (name): name is string => name !== null,
-    );
-    if (down.length > 0) {
+    try {
+      await this.health.check([
+        () => this.database.pingCheck('database', { timeout: CHECK_TIMEOUT_MS }),
+        () => this.redisCheck('redis'),
+      ]);
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      // Terminus's own 503 body is not problem details: answer in the contract's shape.
+      const down = Object.keys((error.getResponse() as HealthCheckResult).error ?? {});
       throw new DomainError(503, 'NOT_READY', `Unreachable: ${down.join(', ')}.`, undefined, { 'retry-after': '5' });
     }
     return { status: 'ok', checks: { database: 'up', redis: 'up' } };
@@ -64,6 +67,16 @@ export class HealthController implements OnModuleDestroy {
   @ApiExcludeEndpoint()
   metrics(): Promise<string> {
     return metricsRegistry.metrics();
+  }
+
+  private async redisCheck(key: 'redis') {
+    const indicator = this.indicators.check(key);
+    try {
+      await withTimeout(this.pingRedis(), CHECK_TIMEOUT_MS);
+      return indicator.up();
+    } catch (error) {
+      return indicator.down({ message: error instanceof Error ? error.message : String(error) });
+    }
   }
 
   private async pingRedis(): Promise<void> {

@@ -1,11 +1,14 @@
 import { Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
+import { TerminusModule } from '@nestjs/terminus';
 import { AppConfig } from '../../config/app-config';
 import { createRedisClient } from '../../queue/redis';
 import { HEALTH_REDIS, HealthController } from './health.controller';
 import { HttpMetricsInterceptor } from './http-metrics.interceptor';
 
 @Module({
+  // Readiness checks run on terminus; failures are answered (and counted) by the controller, not logged per probe.
+  imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
   providers: [
     { provide: HEALTH_REDIS, inject: [AppConfig], useFactory: (config: AppConfig) => createRedisClient(config.redisUrl, 'health') },
