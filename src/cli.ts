@@ -92,7 +92,7 @@ async function reseal(args: string[]): Promise<number> {
   }
   const config = loadConfig();
 
-  @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule, ...SEALED_SECRET_OWNERS.map((o) => o.module)] })
+  @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot(), ...SEALED_SECRET_OWNERS.map((o) => o.module)] })
   class ResealModule {}
 
   const app = await NestFactory.createApplicationContext(ResealModule, { logger: ['error'] });
