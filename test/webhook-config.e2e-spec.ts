@@ -1,5 +1,5 @@
 import { MikroORM } from '@mikro-orm/core';
-import { WebhookConfigService } from '../src/modules/webhook-config/webhook-config.service';
+import { DeliveryTargetReader } from '../src/modules/webhook-config/delivery-target.reader';
 import { bearer, createApiKey, expectProblem } from './support/factories';
 import { createTestApp, OPERATOR_KEY, TestApp } from './support/test-app';
 
@@ -136,11 +136,13 @@ describe('webhook configuration', () => {
       await patchConfig(t, org, { url: 'http://127.0.0.1/x', sharedSecret: secretFor('clear') }).expect(200);
       const res = await patchConfig(t, org, { url: null, sharedSecret: null }).expect(200);
       expect(res.body).toEqual(expect.objectContaining({ url: null, hasSharedSecret: false, enabled: false }));
-      expect(await t.app.get(WebhookConfigService).findDeliveryTarget(org.id)).toEqual({
+      expect(await t.app.get(DeliveryTargetReader).target(org.id)).toEqual({
+        organizationId: org.id,
         enabled: false,
         url: null,
         webhookTypes: [],
-        sharedSecret: null,
+        secret: null,
+        secretError: null,
       });
     });
 
@@ -309,20 +311,22 @@ describe('webhook configuration', () => {
 
     it('opens only for the delivery code, and a new secret replaces the old at once', async () => {
       const org = await newOrganization(t);
-      const service = t.app.get(WebhookConfigService);
+      const service = t.app.get(DeliveryTargetReader);
       const first = secretFor('first');
       await patchConfig(t, org, { url: 'http://127.0.0.1:9999/in', sharedSecret: first, webhookTypes: ['transaction'], enabled: true }).expect(200);
-      expect(await service.findDeliveryTarget(org.id)).toEqual({
+      expect(await service.target(org.id)).toEqual({
+        organizationId: org.id,
         enabled: true,
         url: 'http://127.0.0.1:9999/in',
         webhookTypes: ['transaction'],
-        sharedSecret: first,
+        secret: first,
+        secretError: null,
       });
       const [before] = await storedRows(t, org.id);
 
       const second = secretFor('second');
       await patchConfig(t, org, { sharedSecret: second }).expect(200);
-      expect((await service.findDeliveryTarget(org.id))?.sharedSecret).toBe(second);
+      expect((await service.target(org.id))?.secret).toBe(second);
       const [after] = await storedRows(t, org.id);
       expect(after.shared_secret_sealed).not.toBe(before.shared_secret_sealed);
 
@@ -335,17 +339,18 @@ describe('webhook configuration', () => {
 
     it('gives the delivery code every change on the very next read', async () => {
       const org = await newOrganization(t);
-      const service = t.app.get(WebhookConfigService);
-      expect(await service.findDeliveryTarget(org.id)).toEqual({ enabled: false, url: null, webhookTypes: [], sharedSecret: null });
+      const service = t.app.get(DeliveryTargetReader);
+      expect(await service.target(org.id)).toEqual({ organizationId: org.id, enabled: false, url: null, webhookTypes: [], secret: null, secretError: null });
       await patchConfig(t, org, { url: 'http://127.0.0.1:9999/a', sharedSecret: secretFor('fresh'), enabled: true, webhookTypes: ['nft'] }).expect(200);
-      expect((await service.findDeliveryTarget(org.id))?.enabled).toBe(true);
+      expect((await service.target(org.id))?.enabled).toBe(true);
       await patchConfig(t, org, { enabled: false }).expect(200);
-      expect((await service.findDeliveryTarget(org.id))?.enabled).toBe(false);
+      expect((await service.target(org.id))?.enabled).toBe(false);
       await patchConfig(t, org, { url: 'http://127.0.0.1:9999/b', webhookTypes: ['kyc', 'nft'] }).expect(200);
-      expect(await service.findDeliveryTarget(org.id)).toEqual(
+      expect(await service.target(org.id)).toEqual(
         expect.objectContaining({ url: 'http://127.0.0.1:9999/b', webhookTypes: ['nft', 'kyc'] }),
       );
-      expect(await service.findDeliveryTarget('01a20000-0000-7000-8000-000000000000')).toBeNull();
+      // An organization without a configuration row (or none at all) has the defaults: nothing is sent.
+      expect(await service.target('01a20000-0000-7000-8000-000000000000')).toEqual(expect.objectContaining({ url: null, enabled: false, secret: null }));
     });
   });
 
@@ -412,9 +417,9 @@ describe('webhook configuration', () => {
       expect((await getConfig(t, a).expect(200)).body).toEqual(
         expect.objectContaining({ url: 'http://127.0.0.1/a', enabled: true, webhookTypes: ['nft'] }),
       );
-      const service = t.app.get(WebhookConfigService);
-      expect((await service.findDeliveryTarget(a.id))?.sharedSecret).toBe(secretA);
-      expect((await service.findDeliveryTarget(b.id))?.sharedSecret).toBe(secretB);
+      const service = t.app.get(DeliveryTargetReader);
+      expect((await service.target(a.id))?.secret).toBe(secretA);
+      expect((await service.target(b.id))?.secret).toBe(secretB);
       expect((await auditEntries(t, a)).map((e) => e.changes.url)).toEqual([{ from: null, to: 'http://127.0.0.1/a' }]);
     });
 
@@ -428,7 +433,9 @@ describe('webhook configuration', () => {
         'update webhook_config set shared_secret_sealed = (select shared_secret_sealed from webhook_config where organization_id = ?) where organization_id = ?',
         [a.id, b.id],
       );
-      await expect(t.app.get(WebhookConfigService).findDeliveryTarget(b.id)).rejects.toThrow(/does not authenticate/);
+      expect(await t.app.get(DeliveryTargetReader).target(b.id)).toEqual(
+        expect.objectContaining({ secret: null, secretError: expect.stringMatching(/does not authenticate/) }),
+      );
     });
   });
 

@@ -1,6 +1,7 @@
 import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
+import { DeliveryTargetReader } from './delivery-target.reader';
 import { WebhookConfigController } from './webhook-config.controller';
 import { WebhookConfig } from './webhook-config.entity';
 import { WebhookConfigService } from './webhook-config.service';
@@ -8,7 +9,7 @@ import { WebhookConfigService } from './webhook-config.service';
 @Module({
   imports: [MikroOrmModule.forFeature([WebhookConfig]), AuditModule],
   controllers: [WebhookConfigController],
-  providers: [WebhookConfigService],
-  exports: [WebhookConfigService],
+  providers: [WebhookConfigService, DeliveryTargetReader],
+  exports: [WebhookConfigService, DeliveryTargetReader],
 })
 export class WebhookConfigModule {}

@@ -8,7 +8,7 @@ import { AuditActor, AuditService } from '../audit/audit.service';
 import { diffForAudit } from '../audit/audit.rules';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { Organization } from '../organizations/organization.entity';
-import { openSecret, sealSecret } from './secret-box';
+import { sealSecret } from './secret-box';
 import { checkWebhookUrl, resolveWebhookHost, WebhookHostError, webhookUrlHostname, WebhookUrlPolicy } from '../../common/net/url-policy';
 import { WebhookConfig } from './webhook-config.entity';
 import { WebhookConfigRepository } from './webhook-config.repository';
@@ -101,37 +101,6 @@ export class WebhookConfigService {
       this.audit.record(em, { organizationId, action: 'webhookConfig.update', actor, meta, changes });
       return toView(row);
     });
-  }
-
-  /**
-   * For the delivery code, called once per webhook it is about to send: reads the configuration
-   * fresh from PostgreSQL (no cache, so the very next event sees every change) on its own
-   * EntityManager, since it runs outside any HTTP request, and opens the shared secret. Null when
-   * the organization does not exist; an organization that never configured webhooks gets the
-   * defaults (disabled). Throws SecretBoxError if the stored secret does not open under the
-   * configured key.
-   */
-  async findDeliveryTarget(organizationId: string): Promise<{
-    enabled: boolean;
-    url: string | null;
-    webhookTypes: WebhookType[];
-    sharedSecret: string | null;
-  } | null> {
-    const em = this.em.fork();
-    const row = await em.getRepository(WebhookConfig).findByOrganization(organizationId);
-    if (!row) {
-      const organization = await em.findOne(Organization, { id: organizationId }, { fields: ['id'] });
-      return organization ? { enabled: false, url: null, webhookTypes: [], sharedSecret: null } : null;
-    }
-    return {
-      enabled: row.enabled,
-      url: row.url,
-      webhookTypes: [...row.webhookTypes],
-      sharedSecret:
-        row.sharedSecretSealed === null
-          ? null
-          : openSecret(row.sharedSecretSealed, this.config.secretsEncryptionKey, organizationId),
-    };
   }
 
   /**

@@ -1,9 +1,9 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { Client } from 'pg';
 import { AppConfig } from '../../config/app-config';
+import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { BurstTracker } from './burst-tracker';
 import { BURST_THRESHOLD, deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
 
@@ -11,12 +11,12 @@ const BATCH_SIZE = 500;
 const ENQUEUE_TIMEOUT_MS = 5000;
 
 /** Interleaves organizations so one organization's burst does not queue ahead of everyone else. */
-export function interleaveByOrganization<T extends { organization_id: string }>(rows: T[]): T[] {
+export function interleaveByOrganization<T extends { organizationId: string }>(rows: T[]): T[] {
   const byOrg = new Map<string, T[]>();
   for (const row of rows) {
-    const list = byOrg.get(row.organization_id);
+    const list = byOrg.get(row.organizationId);
     if (list) list.push(row);
-    else byOrg.set(row.organization_id, [row]);
+    else byOrg.set(row.organizationId, [row]);
   }
   const lists = [...byOrg.values()];
   const out: T[] = [];
@@ -54,7 +54,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly bursts = new BurstTracker(BURST_THRESHOLD);
 
   constructor(
-    private readonly em: EntityManager,
+    private readonly outbox: DomainEventOutbox,
     private readonly config: AppConfig,
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
     @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue<DeliverJobData>,
@@ -92,16 +92,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   async relayBatch(): Promise<number> {
-    return this.em.getKnex().transaction(async (trx) => {
-      const claimed = await trx.raw(
-        `select id, organization_id from domain_event
-          where relayed_at is null order by created_at limit ? for update skip locked`,
-        [BATCH_SIZE],
-      );
-      const rows: { id: string; organization_id: string }[] = claimed.rows;
-      if (rows.length === 0) return 0;
+    return this.outbox.relay(BATCH_SIZE, async (events) => {
       const lanes = { main: [] as string[], bulk: [] as string[] };
-      for (const row of interleaveByOrganization(rows)) lanes[this.bursts.lane(row.organization_id)].push(row.id);
+      for (const event of interleaveByOrganization(events)) lanes[this.bursts.lane(event.organizationId)].push(event.id);
       const jobs = (ids: string[]) => ids.map((id) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id) }));
       await withTimeout(
         Promise.all([
@@ -111,13 +104,6 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         ENQUEUE_TIMEOUT_MS,
         'enqueueing webhooks',
       );
-      await trx('domain_event')
-        .whereIn(
-          'id',
-          rows.map((r) => r.id),
-        )
-        .update({ relayed_at: new Date() });
-      return rows.length;
     });
   }
 

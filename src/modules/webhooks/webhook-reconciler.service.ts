@@ -3,17 +3,28 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { AppConfig } from '../../config/app-config';
+import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
+import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
 import { attemptLeaseMs, furthestLegitimateAttemptMs } from './webhook.rules';
 
 const BATCH_SIZE = 1000;
+/** Per organization and pass: one organization's backlog leaves room for everyone else's. */
+const PER_ORGANIZATION = 100;
 const PRUNE_EVERY_RUNS = 20;
+/** Rows per pruning statement: each is its own short transaction (see BENCHMARKS.md). */
+const PRUNE_BATCH = 5000;
+/** Any fixed number shared by every worker of a deployment's database. */
+const RECONCILE_LOCK = 0x6e667477; // "nftw"
 
 /**
  * PostgreSQL is the source of truth; Redis only carries work. This loop re-enqueues anything
  * PostgreSQL says is due but that no job is moving: events not yet judged and deliveries whose
- * next attempt is overdue (Redis emptied, a worker killed mid-attempt). Job ids make re-adding a
- * job that still exists a no-op. It also prunes the delivery log past its retention.
+ * next attempt is overdue (Redis emptied, a worker killed mid-attempt), a bounded number per
+ * organization per pass so one organization's backlog cannot starve the others. It also prunes
+ * the delivery log past its retention, in batches. Only one worker of a deployment runs a pass
+ * at a time (a PostgreSQL advisory lock held for the pass; a worker that dies releases it with
+ * its connection).
  */
 @Injectable()
 export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -25,6 +36,8 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
   constructor(
     private readonly em: EntityManager,
     private readonly config: AppConfig,
+    private readonly outbox: DomainEventOutbox,
+    private readonly deliveries: WebhookDeliveryRepository,
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
     @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue<DeliverJobData>,
   ) {}
@@ -32,7 +45,11 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => {
       if (this.running) return;
-      this.running = this.reconcile()
+      this.running = this.withLock(async () => {
+        await this.reconcile();
+        this.runs += 1;
+        if (this.runs % PRUNE_EVERY_RUNS === 1) await this.prune();
+      })
         .then(() => undefined)
         .catch((error: unknown) => this.logger.warn({ err: error }, 'reconcile pass failed'))
         .finally(() => (this.running = null));
@@ -40,31 +57,40 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     this.timer.unref();
   }
 
-  async reconcile(): Promise<number> {
+  /** Runs `work` if no other worker holds the lock; null when another one does. */
+  async withLock<T>(work: () => Promise<T>): Promise<T | null> {
     const knex = this.em.getKnex();
+    // A connection of its own: a session lock belongs to the connection that took it.
+    const connection = await knex.client.acquireConnection();
+    try {
+      const got = await knex.raw('select pg_try_advisory_lock(?) as locked', [RECONCILE_LOCK]).connection(connection);
+      if (!got.rows[0].locked) return null;
+      try {
+        return await work();
+      } finally {
+        await knex.raw('select pg_advisory_unlock(?)', [RECONCILE_LOCK]).connection(connection).catch(() => undefined);
+      }
+    } finally {
+      await knex.client.releaseConnection(connection);
+    }
+  }
+
+  /** One pass; returns the ids it queued. */
+  async reconcile(): Promise<string[]> {
     const graceMs = this.config.webhook.reconcileIntervalMs;
     const cutoff = new Date(Date.now() - graceMs);
-    const events: { id: string }[] = await knex('domain_event')
-      .whereNull('processed_at')
-      .whereNotNull('relayed_at')
-      .where('created_at', '<', cutoff)
-      .orderBy('created_at')
-      .limit(BATCH_SIZE)
-      .select('id');
-    // Far-future attempts were scheduled by a host whose clock ran ahead: due now (see claim).
+    // Far-future attempts were scheduled by a host whose clock ran ahead: due now (see decideAttempt).
     const skewedAfter = new Date(
       Date.now() + furthestLegitimateAttemptMs(this.config.webhook.retryScheduleMs, attemptLeaseMs(this.config.webhook.timeoutMs)),
     );
-    const deliveries: { id: string }[] = await knex('webhook_delivery')
-      .where('status', 'pending')
-      .where((q) => q.where('next_attempt_at', '<', cutoff).orWhere('next_attempt_at', '>', skewedAfter))
-      .orderBy('next_attempt_at')
-      .limit(BATCH_SIZE)
-      .select('id');
+    const [events, overdue] = await Promise.all([
+      this.outbox.stuck(cutoff, BATCH_SIZE, PER_ORGANIZATION),
+      this.deliveries.overdue(cutoff, skewedAfter, BATCH_SIZE, PER_ORGANIZATION),
+    ]);
     // A burst waiting its turn in the bulk lane is not lost: leave it there rather than queue a
     // second copy ahead of other organizations. Anything else under the id is cleared first, or
     // adding the job below would be a no-op.
-    const candidates = [...events, ...deliveries].map((row) => row.id);
+    const candidates = [...new Set([...events, ...overdue].map((row) => row.id))];
     const moving = await Promise.all(
       candidates.map(async (id) => (await isMoving(this.bulkQueue, id)) || (await isMoving(this.queue, id))),
     );
@@ -72,16 +98,15 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     if (ids.length > 0) {
       await this.queue.addBulk(ids.map((id) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id) })));
     }
-    this.runs += 1;
-    if (this.runs % PRUNE_EVERY_RUNS === 1) await this.prune();
-    return ids.length;
+    return ids;
   }
 
-  async prune(): Promise<void> {
-    const knex = this.em.getKnex();
+  /** Deletes finished webhooks and judged events past the retention, a batch per statement. */
+  async prune(): Promise<{ deliveries: number; events: number }> {
     const before = new Date(Date.now() - this.config.webhook.retentionMs);
-    await knex('webhook_delivery').whereIn('status', ['succeeded', 'failed']).where('created_at', '<', before).delete();
-    await knex('domain_event').whereNotNull('processed_at').where('created_at', '<', before).delete();
+    const deliveries = await this.deliveries.prune(before, PRUNE_BATCH);
+    const events = await this.outbox.prune(before, PRUNE_BATCH);
+    return { deliveries, events };
   }
 
   async onApplicationShutdown(): Promise<void> {

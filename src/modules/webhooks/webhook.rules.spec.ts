@@ -3,6 +3,11 @@ import {
   attemptLeaseMs,
   buildWebhookBody,
   CLOCK_SKEW_TOLERANCE_MS,
+  decideAfterAttempt,
+  decideAttempt,
+  decideEvent,
+  permanentFailure,
+  temporaryBlock,
   furthestLegitimateAttemptMs,
   isSuccessStatus,
   retryDelayMs,
@@ -106,5 +111,81 @@ describe('furthestLegitimateAttemptMs', () => {
     expect(furthestLegitimateAttemptMs(schedule, attemptLeaseMs(3000))).toBe(86_400_000 * 1.2 + CLOCK_SKEW_TOLERANCE_MS);
     for (let i = 0; i < 100; i += 1) expect(retryDelayMs(schedule, 2)).toBeLessThanOrEqual(furthestLegitimateAttemptMs(schedule, 0));
     expect(furthestLegitimateAttemptMs([100, 200], attemptLeaseMs(1000))).toBe(7000 + CLOCK_SKEW_TOLERANCE_MS);
+  });
+});
+
+describe('decideEvent', () => {
+  const target = { url: 'https://hooks.example.com/in', enabled: true, webhookTypes: ['nft'], secret: 's', secretError: null };
+  const nft = { webhookType: 'nft', resourceType: 'Token' };
+
+  it('delivers an event of a subscribed type while enabled', () => {
+    expect(decideEvent(nft, target)).toEqual({ kind: 'deliver' });
+  });
+
+  it('skips while disabled, for a type not subscribed, or without a url', () => {
+    expect(decideEvent(nft, { ...target, enabled: false })).toEqual({ kind: 'skip' });
+    expect(decideEvent({ webhookType: 'kyc', resourceType: 'Kyc' }, target)).toEqual({ kind: 'skip' });
+    expect(decideEvent(nft, { ...target, url: null })).toEqual({ kind: 'skip' });
+  });
+
+  it('delivers a test webhook whatever the switch and the filter say, but not without a url', () => {
+    const test = { webhookType: 'kyc', resourceType: 'WebhookTest' };
+    expect(decideEvent(test, { ...target, enabled: false })).toEqual({ kind: 'deliver' });
+    expect(decideEvent(test, { ...target, url: null })).toEqual({ kind: 'skip' });
+  });
+});
+
+describe('decideAttempt', () => {
+  const furthest = 60_000;
+  const now = Date.parse('2026-11-23T10:00:00Z');
+
+  it('attempts a pending webhook that is due, or has no time set', () => {
+    expect(decideAttempt({ status: 'pending', nextAttemptAt: new Date(now - 1) }, now, furthest)).toEqual({ kind: 'attempt' });
+    expect(decideAttempt({ status: 'pending', nextAttemptAt: null }, now, furthest)).toEqual({ kind: 'attempt' });
+  });
+
+  it('waits for a pending webhook due later, and does nothing with a finished one', () => {
+    expect(decideAttempt({ status: 'pending', nextAttemptAt: new Date(now + 5000) }, now, furthest)).toEqual({ kind: 'wait', dueInMs: 5000 });
+    expect(decideAttempt({ status: 'succeeded', nextAttemptAt: null }, now, furthest)).toEqual({ kind: 'none' });
+    expect(decideAttempt({ status: 'failed', nextAttemptAt: null }, now, furthest)).toEqual({ kind: 'none' });
+  });
+
+  it('takes a time further ahead than anything scheduled as written by a skewed clock: due now', () => {
+    expect(decideAttempt({ status: 'pending', nextAttemptAt: new Date(now + furthest + 1) }, now, furthest)).toEqual({ kind: 'attempt' });
+  });
+});
+
+describe('permanentFailure and temporaryBlock', () => {
+  const target = { url: 'https://hooks.example.com/in', enabled: true, webhookTypes: ['nft'], secret: 's', secretError: null };
+
+  it('names what can never succeed as configured', () => {
+    expect(permanentFailure(target)).toBeNull();
+    expect(permanentFailure({ ...target, url: null })).toMatch(/no url/);
+    expect(permanentFailure({ ...target, secret: null })).toMatch(/no shared secret/);
+    expect(permanentFailure({ ...target, secret: null, secretError: 'the shared secret cannot be opened: wrong key' })).toMatch(/cannot be opened/);
+  });
+
+  it('treats a disabled configuration as temporary, except for a test webhook', () => {
+    expect(temporaryBlock({ ...target, enabled: false }, 'Token')).toMatch(/disabled/);
+    expect(temporaryBlock({ ...target, enabled: false }, 'WebhookTest')).toBeNull();
+    expect(temporaryBlock(target, 'Token')).toBeNull();
+  });
+});
+
+describe('decideAfterAttempt', () => {
+  const schedule = [100, 200, 400];
+  const fixed = () => 0.5;
+
+  it('succeeds on success, and ends failed at once after a permanent error', () => {
+    expect(decideAfterAttempt({ outcome: 'success', permanent: false, attempt: 1, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({ status: 'succeeded' });
+    expect(decideAfterAttempt({ outcome: 'blocked', permanent: true, attempt: 1, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({ status: 'failed' });
+  });
+
+  it('schedules the next attempt of the cycle, and fails once the schedule is used up', () => {
+    expect(decideAfterAttempt({ outcome: 'http_error', permanent: false, attempt: 1, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({ status: 'pending', delayMs: 100 });
+    expect(decideAfterAttempt({ outcome: 'timeout', permanent: false, attempt: 3, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({ status: 'pending', delayMs: 400 });
+    expect(decideAfterAttempt({ outcome: 'timeout', permanent: false, attempt: 4, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({ status: 'failed' });
+    // A redelivery starts a new cycle at the attempt count it found.
+    expect(decideAfterAttempt({ outcome: 'http_error', permanent: false, attempt: 5, cycleStartAttempt: 4 }, schedule, fixed)).toEqual({ status: 'pending', delayMs: 100 });
   });
 });

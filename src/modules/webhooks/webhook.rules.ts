@@ -70,3 +70,79 @@ export function furthestLegitimateAttemptMs(schedule: readonly number[], leaseMs
 export function isSuccessStatus(status: number | null): boolean {
   return status !== null && status >= 200 && status < 300;
 }
+
+/** What the worker knows of the organization's configuration when it judges or attempts a webhook. */
+export interface TargetFacts {
+  url: string | null;
+  enabled: boolean;
+  webhookTypes: readonly string[];
+  secret: string | null;
+  /** Why the stored secret could not be opened, if it could not. */
+  secretError: string | null;
+}
+
+export type EventDecision = { kind: 'skip' } | { kind: 'deliver' };
+
+/**
+ * Whether an event becomes a webhook, judged with the configuration as it is now (seed 4.5):
+ * only with a url, and only while enabled and subscribed to the event's type (a test webhook
+ * goes out whatever the switch and the filter say).
+ */
+export function decideEvent(event: { webhookType: string; resourceType: string }, target: TargetFacts): EventDecision {
+  if (target.url === null) return { kind: 'skip' };
+  if (event.resourceType === 'WebhookTest') return { kind: 'deliver' };
+  return target.enabled && target.webhookTypes.includes(event.webhookType) ? { kind: 'deliver' } : { kind: 'skip' };
+}
+
+export type AttemptDecision = { kind: 'none' } | { kind: 'wait'; dueInMs: number } | { kind: 'attempt' };
+
+/**
+ * Whether an existing webhook's next attempt is due: only a pending one, once its next attempt
+ * time has come. A time further ahead than this service ever schedules (`furthestMs`) was written
+ * by a host whose clock ran ahead, so it counts as due now.
+ */
+export function decideAttempt(
+  delivery: { status: string; nextAttemptAt: Date | null },
+  nowMs: number,
+  furthestMs: number,
+): AttemptDecision {
+  if (delivery.status !== 'pending') return { kind: 'none' };
+  const dueInMs = delivery.nextAttemptAt ? delivery.nextAttemptAt.getTime() - nowMs : 0;
+  if (dueInMs > 50 && dueInMs <= furthestMs) return { kind: 'wait', dueInMs };
+  return { kind: 'attempt' };
+}
+
+/**
+ * A reason no attempt can ever succeed as things stand (the configuration is gone, has no url or
+ * secret, or its secret cannot be opened): the webhook ends failed at once with this reason in
+ * its log instead of retrying. A redelivery after the configuration is fixed starts it again.
+ */
+export function permanentFailure(target: TargetFacts): string | null {
+  if (target.secretError !== null) return target.secretError;
+  if (target.url === null) return 'the webhook configuration has no url';
+  if (target.secret === null) return 'the webhook configuration has no shared secret';
+  return null;
+}
+
+/** A reason to skip this attempt for now (it counts as failed and is retried on the schedule). */
+export function temporaryBlock(target: TargetFacts, resourceType: string): string | null {
+  if (!target.enabled && resourceType !== 'WebhookTest') return 'the webhook configuration is disabled';
+  return null;
+}
+
+export type AfterAttempt = { status: 'succeeded' } | { status: 'pending'; delayMs: number } | { status: 'failed' };
+
+/**
+ * Where a webhook stands after an attempt: succeeded on a 2xx; failed after a permanent error or
+ * once the retry cycle's schedule is used up; otherwise pending, with the next delay.
+ */
+export function decideAfterAttempt(
+  attempt: { outcome: string; permanent: boolean; attempt: number; cycleStartAttempt: number },
+  schedule: readonly number[],
+  random: () => number = Math.random,
+): AfterAttempt {
+  if (attempt.outcome === 'success') return { status: 'succeeded' };
+  if (attempt.permanent) return { status: 'failed' };
+  const delayMs = retryDelayMs(schedule, attempt.attempt - attempt.cycleStartAttempt, random);
+  return delayMs === null ? { status: 'failed' } : { status: 'pending', delayMs };
+}

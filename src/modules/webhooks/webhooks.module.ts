@@ -2,8 +2,8 @@ import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { BullModule, InjectQueue } from '@nestjs/bull';
 import { DynamicModule, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, Provider } from '@nestjs/common';
 import type { Queue } from 'bull';
-import { EntityManager } from '@mikro-orm/postgresql';
 import { AuditModule } from '../audit/audit.module';
+import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { WebhookConfigModule } from '../webhook-config/webhook-config.module';
 import { OutboxRelay } from './outbox-relay.service';
@@ -25,7 +25,7 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
   constructor(
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue,
     @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue,
-    private readonly em: EntityManager,
+    private readonly outbox: DomainEventOutbox,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -36,14 +36,7 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
         for (const [state, value] of Object.entries(bulk)) counts[state] = (counts[state] ?? 0) + value;
         return counts;
       }),
-      registerOutboxLagSampler(async () => {
-        const row = await this.em
-          .getKnex()('domain_event')
-          .whereNull('processed_at')
-          .min({ oldest: 'created_at' })
-          .first();
-        return row?.oldest ? Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000) : 0;
-      }),
+      registerOutboxLagSampler(() => this.outbox.lagSeconds()),
     );
   }
 

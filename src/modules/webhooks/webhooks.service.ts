@@ -12,7 +12,7 @@ import { Page, toPage } from '../../common/pagination/page-query.dto';
 import { AuditService } from '../audit/audit.service';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
-import { WebhookConfigService } from '../webhook-config/webhook-config.service';
+import { DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_QUEUE } from './webhook-queue';
@@ -28,7 +28,7 @@ export class WebhooksService {
   constructor(
     private readonly em: EntityManager,
     private readonly deliveries: WebhookDeliveryRepository,
-    private readonly webhookConfig: WebhookConfigService,
+    private readonly targets: DeliveryTargetReader,
     private readonly publisher: DomainEventPublisher,
     private readonly audit: AuditService,
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
@@ -117,8 +117,8 @@ export class WebhooksService {
   }
 
   private async requireDeliverableConfig(organizationId: string) {
-    const target = await this.webhookConfig.findDeliveryTarget(organizationId);
-    if (!target?.url || !target.sharedSecret) {
+    const target = await this.targets.target(organizationId);
+    if (!target.url || (target.secret === null && target.secretError === null)) {
       throw unprocessable('WEBHOOK_CONFIG_INCOMPLETE', 'Set the webhook url and sharedSecret first.');
     }
     return target;

@@ -1,0 +1,138 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable } from '@nestjs/common';
+import type { Knex } from 'knex';
+
+/** An event the delivery worker has yet to judge (timestamps as PostgreSQL text, to keep microseconds). */
+export interface PendingEvent {
+  id: string;
+  organizationId: string;
+  webhookType: string;
+  resourceType: string;
+  resourceId: string;
+  action: string;
+  changes: Record<string, unknown> | null;
+  createdAt: string;
+}
+
+interface PendingRow {
+  id: string;
+  organization_id: string;
+  webhook_type: string;
+  resource_type: string;
+  resource_id: string;
+  action: string;
+  changes: Record<string, unknown> | null;
+  created_at: string;
+}
+
+/**
+ * The outbox side of `domain_event`, for the delivery worker: the only code that reads events
+ * to deliver them or writes their relayed/processed marks, prunes them, or measures the lag.
+ * Statements take many ids at once so the worker pays per batch, not per event.
+ */
+@Injectable()
+export class DomainEventOutbox {
+  constructor(private readonly em: EntityManager) {}
+
+  private get knex(): Knex {
+    return this.em.getKnex();
+  }
+
+  /**
+   * Claims up to `limit` committed events not yet relayed (FOR UPDATE SKIP LOCKED, so relays on
+   * several workers never take the same rows), hands them to `enqueue`, and marks them relayed
+   * in the same transaction only once `enqueue` resolved: a failed enqueue leaves them for the
+   * next pass. Returns how many were relayed.
+   */
+  async relay(limit: number, enqueue: (events: { id: string; organizationId: string }[]) => Promise<void>): Promise<number> {
+    return this.knex.transaction(async (trx) => {
+      const claimed = await trx.raw(
+        `select id, organization_id from domain_event where relayed_at is null order by created_at limit ? for update skip locked`,
+        [limit],
+      );
+      const rows = (claimed.rows as { id: string; organization_id: string }[]).map((r) => ({ id: r.id, organizationId: r.organization_id }));
+      if (rows.length === 0) return 0;
+      await enqueue(rows);
+      await trx.raw(`update domain_event set relayed_at = ? where id = any(?::uuid[])`, [new Date(), rows.map((r) => r.id)]);
+      return rows.length;
+    });
+  }
+
+  /** The events among `ids` that nobody has judged yet. */
+  async pending(ids: readonly string[]): Promise<Map<string, PendingEvent>> {
+    const out = new Map<string, PendingEvent>();
+    if (ids.length === 0) return out;
+    const result = await this.knex.raw(
+      `select id, organization_id, webhook_type, resource_type, resource_id, action, changes, created_at
+         from domain_event where id = any(?::uuid[]) and processed_at is null`,
+      [[...ids]],
+    );
+    for (const r of result.rows as PendingRow[]) {
+      out.set(r.id, {
+        id: r.id,
+        organizationId: r.organization_id,
+        webhookType: r.webhook_type,
+        resourceType: r.resource_type,
+        resourceId: r.resource_id,
+        action: r.action,
+        changes: r.changes,
+        createdAt: r.created_at,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Marks events judged, in the caller's transaction so that the deliveries judged from them
+   * commit with the mark. Returns the ids this call marked: an id judged by someone else in the
+   * meantime is not among them (the row lock makes a concurrent judge wait, then find it done).
+   */
+  async markProcessed(trx: Knex, ids: readonly string[], at: Date): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const result = await trx.raw(
+      `update domain_event set processed_at = ? where id = any(?::uuid[]) and processed_at is null returning id`,
+      [at, [...ids]],
+    );
+    return new Set((result.rows as { id: string }[]).map((r) => r.id));
+  }
+
+  /**
+   * Relayed events still unjudged past `cutoff` (their job was lost), oldest first but at most
+   * `perOrganization` from each organization, so one organization's backlog cannot starve the
+   * others' recovery.
+   */
+  async stuck(cutoff: Date, limit: number, perOrganization: number): Promise<{ id: string; organizationId: string }[]> {
+    const result = await this.knex.raw(
+      `select id, organization_id from (
+         select id, organization_id, created_at,
+                row_number() over (partition by organization_id order by created_at) as n
+           from domain_event
+          where processed_at is null and relayed_at is not null and created_at < ?
+       ) s where n <= ? order by n, created_at limit ?`,
+      [cutoff, perOrganization, limit],
+    );
+    return (result.rows as { id: string; organization_id: string }[]).map((r) => ({ id: r.id, organizationId: r.organization_id }));
+  }
+
+  /** Deletes judged events created before `before`, at most `batch` rows per statement; returns the count. */
+  async prune(before: Date, batch: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const result = await this.knex.raw(
+        `delete from domain_event where id in (
+           select id from domain_event where processed_at is not null and created_at < ? limit ?)`,
+        [before, batch],
+      );
+      const deleted = result.rowCount ?? 0;
+      total += deleted;
+      if (deleted < batch) return total;
+    }
+  }
+
+  /** Seconds since the oldest event not yet judged was committed (0 when none). */
+  async lagSeconds(): Promise<number> {
+    const result = await this.knex.raw(`select min(created_at) as oldest from domain_event where processed_at is null`);
+    const oldest = (result.rows as { oldest: Date | null }[])[0]?.oldest;
+    return oldest ? Math.max(0, (Date.now() - new Date(oldest).getTime()) / 1000) : 0;
+  }
+}
