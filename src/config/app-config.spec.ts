@@ -67,9 +67,19 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', '127.1'],
     ['API_KEYS_PER_ORGANIZATION', '0'],
     ['WEBHOOK_SENDS_PER_ORGANIZATION', 'many'],
+    ['REDIS_CLUSTER_NODES', '127.0.0.1'],
+    ['REDIS_CLUSTER_NODES', '127.0.0.1:7000,127.0.0.1:99999'],
   ])('stops with a message naming %s when it is %p', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('runs on one Redis server unless REDIS_CLUSTER_NODES lists the nodes of a cluster', () => {
+    expect(loadConfig({}).redisClusterNodes).toBeNull();
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'redis-a.internal:6379, 10.0.0.2:7001' }).redisClusterNodes).toEqual([
+      { host: 'redis-a.internal', port: 6379 },
+      { host: '10.0.0.2', port: 7001 },
+    ]);
   });
 
   it('reads rate limits, with 0 turning a limit off', () => {

@@ -42,6 +42,8 @@ export abstract class AppConfig {
   };
   abstract readonly migrateOnStart: boolean;
   abstract readonly redisUrl: string;
+  /** Redis Cluster seed nodes (REDIS_CLUSTER_NODES); null runs on the single server of REDIS_URL. */
+  abstract readonly redisClusterNodes: { host: string; port: number }[] | null;
   abstract readonly queuePrefix: string;
   abstract readonly operatorApiKey: string | null;
   /**
@@ -207,6 +209,19 @@ export function loadConfig(env: Env = process.env): AppConfig {
       trustProxy = parsed;
     }
   }
+  const clusterText = env.REDIS_CLUSTER_NODES?.trim() ?? '';
+  let redisClusterNodes: { host: string; port: number }[] | null = null;
+  if (clusterText !== '') {
+    redisClusterNodes = clusterText.split(',').map((entry) => {
+      const match = /^\s*([^\s:]+):(\d{1,5})\s*$/.exec(entry);
+      const port = match ? Number(match[2]) : NaN;
+      if (!match || port < 1 || port > 65535) {
+        errors.push(`REDIS_CLUSTER_NODES must be a comma-separated list of host:port (got "${entry.trim()}")`);
+        return { host: '', port: 0 };
+      }
+      return { host: match[1], port };
+    });
+  }
 
   const logLevel = str('LOG_LEVEL', production ? 'info' : 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
@@ -231,6 +246,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     migrateOnStart: bool('DB_MIGRATE_ON_START', !production),
     redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    redisClusterNodes,
     queuePrefix: str('QUEUE_PREFIX', 'nftw'),
     operatorApiKey,
     secretsEncryptionKey,

@@ -1,15 +1,26 @@
 import { BullModule } from '@nestjs/bull';
-import { Module } from '@nestjs/common';
+import { Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { bullConnection, queueKeyPrefix, RedisConnection } from '../common/redis/redis-connection';
 import { AppConfig } from '../config/app-config';
 import { RETRY_BACKOFF, retryBackoff } from '../modules/webhooks/webhook-queue';
+
+/** Cluster clients made for Bull, which Bull does not close itself. */
+const clusterClients: RedisConnection[] = [];
+
+@Injectable()
+class ClusterClientCloser implements OnApplicationShutdown {
+  onApplicationShutdown(): void {
+    for (const client of clusterClients.splice(0)) client.disconnect();
+  }
+}
 
 @Module({
   imports: [
     BullModule.forRootAsync({
       inject: [AppConfig],
       useFactory: (config: AppConfig) => ({
-        url: config.redisUrl,
-        prefix: config.queuePrefix,
+        ...bullConnection(config, clusterClients),
+        prefix: queueKeyPrefix(config),
         settings: {
           // A job whose worker died is picked up again once its lock expires; never give up on
           // it, because PostgreSQL decides when a webhook has failed.
@@ -22,6 +33,7 @@ import { RETRY_BACKOFF, retryBackoff } from '../modules/webhooks/webhook-queue';
       }),
     }),
   ],
+  providers: [ClusterClientCloser],
   exports: [BullModule],
 })
 export class QueueModule {}

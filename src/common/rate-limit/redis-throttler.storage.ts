@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import { AppConfig } from '../../config/app-config';
-import { createRedisClient } from '../../queue/redis';
+import { createRedisConnection } from '../redis/redis-connection';
 
 /**
  * One fixed window per caller: the first hit starts the window, and the count and expiry change
@@ -45,7 +45,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
   private flushScheduled = false;
 
   constructor(private readonly config: AppConfig) {
-    this.redis = createRedisClient(config.redisUrl, 'rate-limit', { commandTimeout: COMMAND_TIMEOUT_MS }) as RedisWithHit;
+    this.redis = createRedisConnection(config, 'rate-limit', { commandTimeout: COMMAND_TIMEOUT_MS }) as unknown as RedisWithHit;
     this.redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     this.redis.on('error', () => undefined);
     this.prefix = `${config.queuePrefix}:rate-limit:`;

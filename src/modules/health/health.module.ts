@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { AppConfig } from '../../config/app-config';
-import { createRedisClient } from '../../queue/redis';
+import { createRedisConnection } from '../../common/redis/redis-connection';
 import { HEALTH_REDIS, HealthController } from './health.controller';
 import { HttpMetricsInterceptor } from './http-metrics.interceptor';
 
@@ -11,7 +11,7 @@ import { HttpMetricsInterceptor } from './http-metrics.interceptor';
   imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
   providers: [
-    { provide: HEALTH_REDIS, inject: [AppConfig], useFactory: (config: AppConfig) => createRedisClient(config.redisUrl, 'health') },
+    { provide: HEALTH_REDIS, inject: [AppConfig], useFactory: (config: AppConfig) => createRedisConnection(config, 'health') },
     { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
   ],
 })

@@ -244,15 +244,17 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
    * rows per statement, each its own short transaction: a day of a busy deployment is never one
    * huge DELETE holding its locks and bloating one transaction. Returns the count.
    */
-  async prune(before: Date, batch: number): Promise<number> {
+  async prune(before: Date, batch: number, onBatch?: (deleted: number, ms: number) => void): Promise<number> {
     let total = 0;
     for (;;) {
+      const started = performance.now();
       const result = await this.knex.raw(
         `delete from webhook_delivery where id in (
            select id from webhook_delivery where created_at < ? and status in ('succeeded', 'failed') order by created_at limit ?)`,
         [before, batch],
       );
       const deleted = result.rowCount ?? 0;
+      onBatch?.(deleted, performance.now() - started);
       total += deleted;
       if (deleted < batch) return total;
     }
