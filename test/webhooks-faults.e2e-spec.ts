@@ -89,6 +89,9 @@ describe('webhook delivery under faults', () => {
         .em.getConnection()
         .execute<{ id: string }[]>('select id from domain_event where resource_id = ?', [walletId]);
       const eventId = event[0].id;
+      // As if a worker had relayed it before Redis was emptied: its job is gone, so only recovery
+      // (which re-adds a job under the webhook's own id) can bring it back.
+      await api.app.get(MikroORM).em.getConnection().execute('update domain_event set relayed_at = now() where id = ?', [eventId]);
 
       // Redis emptied of this deployment's keys, then what Bull writes back when an in-flight
       // job fails after the flush: part of the job hash, in no list.

@@ -5,7 +5,7 @@ import { Client } from 'pg';
 import { AppConfig } from '../../config/app-config';
 import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { BurstTracker } from './burst-tracker';
-import { BURST_THRESHOLD, deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
+import { BURST_THRESHOLD, DeliverJobData, groupJobs, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
 
 const BATCH_SIZE = 500;
 const ENQUEUE_TIMEOUT_MS = 5000;
@@ -95,7 +95,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     return this.outbox.relay(BATCH_SIZE, async (events) => {
       const lanes = { main: [] as string[], bulk: [] as string[] };
       for (const event of interleaveByOrganization(events)) lanes[this.bursts.lane(event.organizationId)].push(event.id);
-      const jobs = (ids: string[]) => ids.map((id) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id) }));
+      const jobs = groupJobs;
       await withTimeout(
         Promise.all([
           lanes.main.length > 0 ? this.queue.addBulk(jobs(lanes.main)) : null,

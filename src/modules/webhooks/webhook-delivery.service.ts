@@ -1,5 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
+import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import type { Queue } from 'bull';
 import { formatDbTimestamp } from '../../common/time';
 import { AppConfig } from '../../config/app-config';
 import { DomainEventOutbox, PendingEvent } from '../domain-events/domain-event.outbox';
@@ -8,7 +10,7 @@ import { MicroBatch } from './micro-batch';
 import { ReceiverLimiter, receiverKey } from './receiver-limiter';
 import { AttemptResult, DeliveryState, NewDelivery, WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
-import { RetryLaterError } from './webhook-queue';
+import { deliverJobOptions, DELIVER_JOB, DeliverJobData, RetryLaterError, WEBHOOK_QUEUE } from './webhook-queue';
 import { SendResult, WebhookSender } from './webhook-sender';
 import {
   attemptLeaseMs,
@@ -83,6 +85,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     private readonly deliveries: WebhookDeliveryRepository,
     private readonly outbox: DomainEventOutbox,
     private readonly targets: DeliveryTargetReader,
+    @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
   ) {
     this.limiter = new ReceiverLimiter(config.webhook.perReceiverConcurrency, {
       fastReceiverMs: FAST_RECEIVER_MS,
@@ -107,6 +110,23 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   /** Job entry point: resolves when the webhook needs nothing more now; throws to be retried later. */
   handle(webhookId: string): Promise<void> {
     return this.jobs.add(webhookId);
+  }
+
+  /**
+   * Entry point of a group job: each webhook as if it had its own job; one that must be looked
+   * at again later gets a job of its own with that delay (its id, so recovery and redelivery
+   * find it). Throws, for Bull to run the whole group again, only if those jobs could not be
+   * queued: every webhook's state is in PostgreSQL, so running a group twice is harmless.
+   */
+  async handleGroup(webhookIds: readonly string[]): Promise<void> {
+    const settled = await Promise.allSettled(webhookIds.map((id) => this.handle(id)));
+    const later: { id: string; delayMs: number }[] = [];
+    settled.forEach((outcome, i) => {
+      if (outcome.status === 'fulfilled') return;
+      const error = outcome.reason as { delayMs?: unknown };
+      later.push({ id: webhookIds[i], delayMs: typeof error.delayMs === 'number' ? Math.max(1, error.delayMs) : 1000 });
+    });
+    if (later.length > 0) await this.requeue(later);
   }
 
   private async handleBatch(ids: string[]): Promise<Promise<void>[]> {
@@ -276,6 +296,10 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     const running = this.attempt(claim);
     running.catch(() => undefined);
     return running;
+  }
+
+  private async requeue(later: readonly { id: string; delayMs: number }[]): Promise<void> {
+    await this.queue.addBulk(later.map(({ id, delayMs }) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id, undefined, delayMs) })));
   }
 
   /** Makes one claimed attempt and records its result; throws to have the job run again later. */

@@ -20,7 +20,8 @@ export class WebhookProcessor implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    const handle = (job: Job<DeliverJobData>) => this.delivery.handle(job.data.webhookId);
+    const handle = (job: Job<DeliverJobData>) =>
+      job.data.webhookIds ? this.delivery.handleGroup(job.data.webhookIds) : this.delivery.handle(job.data.webhookId as string);
     // Each lane has the full concurrency: the bulk lane must not slow a burst down, only keep
     // it out of the way of other organizations' webhooks.
     void this.queue.process(DELIVER_JOB, this.config.webhook.concurrency, handle);
