@@ -594,8 +594,8 @@ async function main(): Promise<void> {
       log(`  ${baseline.deliveriesPerSecond}/s`);
       log(`webhookThroughput: service, one worker, ${EVENTS} events committed at once`);
       const cpuMeter = (pids: () => number[]) => new CpuMeter(pids, new URL(databaseUrl).pathname.slice(1));
-      const oneWorker = await measureCpu(cpuMeter(() => [service.child.pid!]), () => burst(db, receiver.child, data.hookOrg.id));
-      log(`  ${oneWorker.deliveriesPerSecond}/s, commit-to-receipt p50 ${oneWorker.latencyP50Ms} ms, p99 ${oneWorker.latencyP99Ms} ms, ${oneWorker.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(oneWorker.cpuMs)}`);
+      const oneWorker = await measureCpu(cpuMeter(() => [service.child.pid!]), () => burst(db, receiver.child, data.hookOrg.id), db);
+      log(`  ${oneWorker.deliveriesPerSecond}/s, commit-to-receipt p50 ${oneWorker.latencyP50Ms} ms, p99 ${oneWorker.latencyP99Ms} ms, ${oneWorker.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(oneWorker.cpuMs)}, per webhook ${JSON.stringify(oneWorker.perWebhook)}`);
       log(`steady: ${STEADY_RATE} events/s for ${STEADY_S} s, one worker`);
       const steadyOne = await steady(db, receiver.child, data.hookOrg.id);
       log(`  commit-to-receipt p50 ${steadyOne.latencyP50Ms} ms, p99 ${steadyOne.latencyP99Ms} ms`);
@@ -603,7 +603,7 @@ async function main(): Promise<void> {
       log('scale-out: a second worker process (ROLE=worker)');
       const worker = await Service.start(databaseUrl, 'worker');
       cleanups.push(() => worker.stop());
-      const twoWorkers = await measureCpu(cpuMeter(() => [service.child.pid!, worker.child.pid!]), () => burst(db, receiver.child, data.hookOrg.id));
+      const twoWorkers = await measureCpu(cpuMeter(() => [service.child.pid!, worker.child.pid!]), () => burst(db, receiver.child, data.hookOrg.id), db);
       log(`  ${twoWorkers.deliveriesPerSecond}/s with two workers, ${twoWorkers.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(twoWorkers.cpuMs)}`);
       await worker.stop();
 

@@ -15,6 +15,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Client } from 'pg';
 
 const TICKS_PER_SECOND = (() => {
   try {
@@ -129,15 +130,47 @@ export class CpuMeter {
   }
 }
 
-/** Runs `burst` under the meter and returns the CPU figures per delivered webhook. */
+interface DbCounters {
+  xact_commit: number;
+  tup_inserted: number;
+  tup_updated: number;
+  tup_deleted: number;
+}
+
+/** Transactions and row writes of the bench database so far (pg_stat_database; every autocommitted statement is one transaction). */
+async function dbCounters(db: Client): Promise<DbCounters> {
+  // The statistics are updated when a backend reports (at the latest every second or so).
+  const row = (
+    await db.query(
+      `select xact_commit::float8 as xact_commit, tup_inserted::float8 as tup_inserted, tup_updated::float8 as tup_updated,
+              tup_deleted::float8 as tup_deleted from pg_stat_database where datname = current_database()`,
+    )
+  ).rows[0];
+  return row as DbCounters;
+}
+
+/**
+ * Runs `burst` under the meter and returns the CPU figures per delivered webhook, with the
+ * database transactions and row writes per webhook (statistics settle a moment after the burst).
+ */
 export async function measureCpu<T extends { delivered: number }>(
   meter: CpuMeter,
   burst: () => Promise<T>,
-): Promise<T & { cpuMsPerWebhook: number; cpuMs: Record<string, number> }> {
+  db?: Client,
+): Promise<T & { cpuMsPerWebhook: number; cpuMs: Record<string, number>; perWebhook?: Record<string, number> }> {
+  const before = db ? await dbCounters(db) : null;
   meter.start();
   const result = await burst();
   const { totalMs, byGroup } = meter.stop();
   const perWebhook = result.delivered > 0 ? totalMs / result.delivered : NaN;
   const rounded = Object.fromEntries(Object.entries({ total: totalMs, ...byGroup }).map(([k, v]) => [k, Math.round(v)]));
-  return { ...result, cpuMsPerWebhook: Math.round(perWebhook * 1000) / 1000, cpuMs: rounded };
+  let writes: Record<string, number> | undefined;
+  if (db && before && result.delivered > 0) {
+    await new Promise((r) => setTimeout(r, 1500));
+    const after = await dbCounters(db);
+    writes = Object.fromEntries(
+      (Object.keys(after) as (keyof DbCounters)[]).map((k) => [k, Math.round(((after[k] - before[k]) / result.delivered) * 100) / 100]),
+    );
+  }
+  return { ...result, cpuMsPerWebhook: Math.round(perWebhook * 1000) / 1000, cpuMs: rounded, ...(writes ? { perWebhook: writes } : {}) };
 }
