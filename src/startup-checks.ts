@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import type { AppConfig } from './config/app-config';
-import { createRedisClient } from './queue/redis';
+import { createRedisConnection } from './common/redis/redis-connection';
 
 /** How long start-up waits for each dependency before saying it cannot reach it. */
 const DEPENDENCY_WAIT_MS = 10_000;
@@ -46,7 +46,7 @@ export async function checkDependencies(config: AppConfig): Promise<void> {
     await pg.end().catch(() => undefined);
   }
 
-  const redis = createRedisClient(config.redisUrl, 'start-up-check', { connectTimeout: DEPENDENCY_WAIT_MS, retryStrategy: () => null });
+  const redis = createRedisConnection(config, 'start-up-check', { connectTimeout: DEPENDENCY_WAIT_MS, retryStrategy: () => null });
   // ioredis rejects connect() with "Connection is closed"; the cause arrives as an error event.
   let cause: unknown = null;
   redis.on('error', (error: unknown) => (cause = error));
@@ -54,9 +54,10 @@ export async function checkDependencies(config: AppConfig): Promise<void> {
     await redis.connect();
     await redis.ping();
   } catch (error) {
-    throw new StartupError(
-      `Redis is unreachable at ${redactUrl(config.redisUrl)} (${reason(cause ?? error)}): start it or set REDIS_URL; ${REMEDY}`,
-    );
+    const where = config.redisClusterNodes
+      ? `the Redis Cluster ${config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',')} (${reason(cause ?? error)}): start it or set REDIS_CLUSTER_NODES`
+      : `${redactUrl(config.redisUrl)} (${reason(cause ?? error)}): start it or set REDIS_URL`;
+    throw new StartupError(`Redis is unreachable at ${where}; ${REMEDY}`);
   } finally {
     redis.disconnect();
   }

@@ -28,7 +28,7 @@ export function createRedisConnection(config: RedisSettings, name: string, overr
   return new Cluster(config.redisClusterNodes, {
     lazyConnect,
     enableOfflineQueue,
-    clusterRetryStrategy: retryStrategy,
+    clusterRetryStrategy: overrides.retryStrategy ?? retryStrategy,
     redisOptions: nodeOptions,
   });
 }
