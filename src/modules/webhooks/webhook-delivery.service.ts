@@ -40,7 +40,13 @@ const MAX_SLOT_WAIT_MS = 1000;
 const JOB_BATCH = { maxItems: 100, maxWaitMs: 2 };
 const RESULT_BATCH = { maxItems: 200, maxWaitMs: 3 };
 
-type Slot = 'held' | 'afterClaim' | 'none';
+/**
+ * 'afterClaim': take a receiver slot once the attempt is claimed, so a slot is held only while
+ * its request is in flight, never across a batch's statements; 'free': no slot to take (no
+ * receiver to count: the send is refused by the URL policy); 'none': the receiver is at its limit
+ * and slow, so no attempt now.
+ */
+type Slot = 'free' | 'afterClaim' | 'none';
 
 /** One attempt this worker has claimed and is about to make. */
 interface Claimed {
@@ -139,6 +145,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     const outcome = new Map<string, Promise<void> | Error>();
     const now = new Date();
     const leaseUntil = new Date(now.getTime() + this.leaseMs);
+    /** Attempts this batch plans per receiver, so it claims no more than a slow receiver has room for. */
+    const planned = new Map<string, number>();
 
     // New events: judged and, where a slot allows, claimed, all in one transaction.
     const judging = unique.filter((id) => !states.has(id) && events.has(id));
@@ -149,7 +157,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       if (decideEvent(event, target).kind === 'skip') continue;
       const permanent = permanentFailure(target);
       const receiver = permanent ? null : receiverOf(target.url as string);
-      const slot = permanent ? 'held' : this.planSlot(receiver);
+      const slot: Slot = permanent ? 'free' : this.planSlot(receiver, planned);
       const payload = buildWebhookBody({
         organizationId: event.organizationId,
         action: event.action,
@@ -181,27 +189,21 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     }
     let judged = new Set<string>();
     if (judging.length > 0) {
-      try {
-        judged = await this.em.getKnex().transaction(async (trx) => {
-          const marked = await this.outbox.markProcessed(trx, judging, now);
-          await this.deliveries.createJudged(
-            trx,
-            created.filter((c) => marked.has(c.row.id)).map((c) => c.row),
-            now,
-            leaseUntil,
-          );
-          return marked;
-        });
-      } catch (error) {
-        for (const c of created) this.releaseUnused(c.claimed);
-        throw error;
-      }
+      judged = await this.em.getKnex().transaction(async (trx) => {
+        const marked = await this.outbox.markProcessed(trx, judging, now);
+        await this.deliveries.createJudged(
+          trx,
+          created.filter((c) => marked.has(c.row.id)).map((c) => c.row),
+          now,
+          leaseUntil,
+        );
+        return marked;
+      });
     }
     const createdById = new Map(created.map((c) => [c.row.id, c]));
     for (const id of judging) {
       const c = createdById.get(id);
       if (!judged.has(id)) {
-        this.releaseUnused(c?.claimed ?? null);
         // Judged by another worker between our read and our write: follow its outcome shortly.
         outcome.set(id, new RetryLaterError(200, 'another worker judged this event'));
       } else if (!c) outcome.set(id, Promise.resolve());
@@ -235,7 +237,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       const target = targets.get(state.organizationId) as DeliveryTarget;
       const permanent = permanentFailure(target);
       const receiver = permanent ? null : receiverOf(target.url as string);
-      const slot = permanent ? 'held' : this.planSlot(receiver);
+      const slot: Slot = permanent ? 'free' : this.planSlot(receiver, planned);
       if (slot === 'none') {
         outcome.set(id, busy());
         continue;
@@ -265,7 +267,6 @@ export class WebhookDeliveryService implements OnModuleDestroy {
         leaseUntil,
       );
     } catch (error) {
-      for (const c of toClaim) this.releaseUnused(c.claimed);
       // The judged ones above are claimed and must still be attempted; only the rest fail.
       for (const c of toClaim) outcome.set(c.state.id, error as Error);
     }
@@ -274,7 +275,6 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       const claim = claims.get(state.id);
       if (!claim) {
         // Claimed, finished or changed by someone else since it was read: their job carries it on.
-        this.releaseUnused(claimed);
         outcome.set(state.id, Promise.resolve());
         continue;
       }
@@ -304,7 +304,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
 
   /** Makes one claimed attempt and records its result; throws to have the job run again later. */
   private async attempt(claim: Claimed): Promise<void> {
-    if (claim.slot === 'afterClaim' && !(await this.limiter.waitForSlot(claim.receiver as string))) {
+    if (claim.slot === 'afterClaim' && !(await this.acquireSlot(claim.receiver as string))) {
       await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
       throw busy();
     }
@@ -365,19 +365,23 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /**
-   * A receiver slot now ('held'), or, for a receiver at its limit that answers fast, right after
-   * the attempt is claimed ('afterClaim'): the slot is then held only while the request is in
-   * flight. 'none': the receiver is at its limit and slow, so the job comes back later.
+   * Whether to claim an attempt for this receiver: yes while it has a free slot, or when it is at
+   * its limit but answers fast (the attempt then waits briefly for the next freed slot); a slow
+   * or unknown receiver at its limit gets no attempt now, so it cannot tie up the worker.
    */
-  private planSlot(receiver: string | null): Slot {
-    if (receiver === null) return 'held';
-    if (this.limiter.tryAcquire(receiver)) return 'held';
-    return this.limiter.isFast(receiver) ? 'afterClaim' : 'none';
+  private planSlot(receiver: string | null, planned: Map<string, number>): Slot {
+    if (receiver === null) return 'free';
+    const already = planned.get(receiver) ?? 0;
+    const hasRoom = this.limiter.count(receiver) + already < this.config.webhook.perReceiverConcurrency;
+    if (!hasRoom && !this.limiter.isFast(receiver)) return 'none';
+    planned.set(receiver, already + 1);
+    return 'afterClaim';
   }
 
-  /** A slot taken for an attempt that will not be made. */
-  private releaseUnused(claimed: Claimed | null): void {
-    if (claimed && claimed.slot === 'held' && claimed.receiver) this.limiter.release(claimed.receiver);
+  /** A slot now, or for a fast receiver the next one freed within the wait; false if none. */
+  private async acquireSlot(receiver: string): Promise<boolean> {
+    if (this.limiter.tryAcquire(receiver)) return true;
+    return this.limiter.isFast(receiver) && (await this.limiter.waitForSlot(receiver));
   }
 
   async onModuleDestroy(): Promise<void> {
