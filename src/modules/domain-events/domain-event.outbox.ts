@@ -114,13 +114,17 @@ export class DomainEventOutbox {
     return (result.rows as { id: string; organization_id: string }[]).map((r) => ({ id: r.id, organizationId: r.organization_id }));
   }
 
-  /** Deletes judged events created before `before`, at most `batch` rows per statement; returns the count. */
+  /**
+   * Deletes judged events created before `before`, at most `batch` rows per statement (each its
+   * own short transaction); returns the count. Walked in primary-key order: ids are time-ordered
+   * (UUIDv7), so the oldest rows come first from the key's index without an index of their own.
+   */
   async prune(before: Date, batch: number): Promise<number> {
     let total = 0;
     for (;;) {
       const result = await this.knex.raw(
         `delete from domain_event where id in (
-           select id from domain_event where processed_at is not null and created_at < ? limit ?)`,
+           select id from domain_event where processed_at is not null and created_at < ? order by id limit ?)`,
         [before, batch],
       );
       const deleted = result.rowCount ?? 0;
