@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import { AppConfig } from '../../config/app-config';
-import { createRedisConnection } from '../redis/redis-connection';
+import { createRedisConnection, queueKeyPrefix } from '../redis/redis-connection';
 
 /**
  * One fixed window per caller: the first hit starts the window, and the count and expiry change
@@ -48,7 +48,9 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
     this.redis = createRedisConnection(config, 'rate-limit', { commandTimeout: COMMAND_TIMEOUT_MS }) as unknown as RedisWithHit;
     this.redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     this.redis.on('error', () => undefined);
-    this.prefix = `${config.queuePrefix}:rate-limit:`;
+    // One hash tag on a cluster: a flush pipelines several callers' keys, which a cluster
+    // accepts only when they share a slot.
+    this.prefix = `${queueKeyPrefix(config)}:rate-limit:`;
   }
 
   /** Waits briefly for Redis so the first requests are counted, but never holds start-up for it. */
