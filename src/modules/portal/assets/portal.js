@@ -55,6 +55,15 @@
     return element;
   }
 
+  /**
+   * A table cell that carries its column name, shown beside the value when a narrow screen lays
+   * rows out as cards.
+   * @param {string} label @param {string|Node} content @param {string} [className]
+   */
+  function cell(label, content, className) {
+    return el('td', { className, attrs: { 'data-label': label } }, [content]);
+  }
+
   /** @param {HTMLElement} list @param {[string, string|Node][]} facts */
   function renderFacts(list, facts) {
     list.replaceChildren(...facts.flatMap(([term, value]) => [el('dt', { text: term }), el('dd', {}, [value])]));
@@ -294,11 +303,11 @@
     $('endpoints-table').querySelector('tbody')?.replaceChildren(
       ...rows.map((/** @type {any} */ endpoint) =>
         el('tr', {}, [
-          el('td', { text: endpoint.url || 'not set', className: 'url' }),
-          el('td', { text: endpoint.isDefault ? 'yes' : 'no' }),
-          el('td', { text: endpoint.enabled ? 'yes' : 'no' }),
-          el('td', { text: (endpoint.webhookTypes || []).join(', ') || 'none' }),
-          el('td', { text: [endpoint.description, endpoint.disabledReason ? `disabled: ${endpoint.disabledReason}` : ''].filter(Boolean).join(' · ') }),
+          cell('URL', endpoint.url || 'not set', 'url'),
+          cell('Default', endpoint.isDefault ? 'yes' : 'no'),
+          cell('Enabled', endpoint.enabled ? 'yes' : 'no'),
+          cell('Types', (endpoint.webhookTypes || []).join(', ') || 'none'),
+          cell('Note', [endpoint.description, endpoint.disabledReason ? `disabled: ${endpoint.disabledReason}` : ''].filter(Boolean).join(' · ')),
         ]),
       ),
     );
@@ -362,14 +371,14 @@
         const open = el('button', { text: 'Attempts', attrs: { type: 'button', 'aria-label': `Attempts of webhook ${w.id}`, 'data-id': w.id } });
         open.addEventListener('click', () => void openWebhook(w.id));
         const row = el('tr', { attrs: { 'data-id': w.id } }, [
-          el('td', { text: shortTime(w.createdAtUtc) }),
-          el('td', { text: w.webhookType }),
-          el('td', { text: `${w.resourceType} ${w.action}`, attrs: { title: w.resourceId } }),
-          el('td', {}, [el('span', { text: w.status, className: `pill ${w.status}` })]),
-          el('td', { text: String(w.attemptCount) }),
-          el('td', { text: w.lastResponseStatus === null ? '—' : String(w.lastResponseStatus) }),
-          el('td', { text: shortTime(w.nextAttemptAtUtc) }),
-          el('td', {}, [open]),
+          cell('Created (UTC)', shortTime(w.createdAtUtc)),
+          cell('Type', w.webhookType),
+          cell('Resource', `${w.resourceType} ${w.action}`),
+          cell('Status', el('span', { text: w.status, className: `pill ${w.status}` })),
+          cell('Attempts', String(w.attemptCount)),
+          cell('Last answer', w.lastResponseStatus === null ? '—' : String(w.lastResponseStatus)),
+          cell('Next retry', shortTime(w.nextAttemptAtUtc)),
+          cell('', open),
         ]);
         if (w.id === state.selectedId) row.classList.add('selected');
         return row;
