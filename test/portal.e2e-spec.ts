@@ -115,6 +115,15 @@ describe('portal in a real browser', () => {
     await page.waitForSelector('#log-table[data-loaded="true"]');
   }
 
+  /** Presses Tab until the element matching `selector` has focus: proof it is reachable by keyboard. */
+  async function tabTo(page: Page, selector: string): Promise<void> {
+    for (let presses = 0; presses < 80; presses += 1) {
+      if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) return;
+      await page.keyboard.press('Tab');
+    }
+    throw new Error(`${selector} is not reachable with the Tab key`);
+  }
+
   const visibleButtons = (page: Page) =>
     page.$$eval('button', (buttons) =>
       buttons.filter((b) => b.offsetParent !== null).map((b) => (b.textContent ?? '').trim()),
@@ -153,8 +162,9 @@ describe('portal in a real browser', () => {
     expect(await row!.evaluate((r) => r.textContent)).toContain('Wallet create');
     expect(await row!.evaluate((r) => r.querySelector('.pill')?.textContent)).toBe('succeeded');
 
-    // Its attempts, as a timeline.
-    await page.click(`button[data-id="${webhook.id}"]`);
+    // Its attempts, as a timeline, opened with the keyboard alone.
+    await tabTo(page, `button[data-id="${webhook.id}"]`);
+    await page.keyboard.press('Enter');
     await page.waitForSelector('#detail:not([hidden]) #attempts li[data-attempt="1"]');
     expect(await page.$eval('#detail-title', (e) => e.textContent)).toBe(`Webhook ${webhook.id}`);
     const first = await page.$eval('#attempts li[data-attempt="1"]', (e) => e.textContent ?? '');
@@ -168,7 +178,8 @@ describe('portal in a real browser', () => {
 
     // Redeliver: the receiver gets the same id again and the timeline grows by one attempt.
     const receivedBefore = receiver.received.filter((w) => w.body.id === webhook.id).length;
-    await page.click('#redeliver');
+    await tabTo(page, '#redeliver');
+    await page.keyboard.press('Enter');
     await page.waitForFunction(
       () => / · HTTP \d+ · /.test(document.querySelector('#attempts li[data-attempt="2"]')?.textContent ?? ''),
       { timeout: 30_000 },

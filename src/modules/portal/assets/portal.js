@@ -229,6 +229,8 @@
     renderConfig();
     void loadEndpoints();
     showView('log');
+    // Keyboard users continue from the top of the signed-in page, not from a vanished form.
+    $('main').focus();
   }
 
   // ---- views ---------------------------------------------------------------------------------
