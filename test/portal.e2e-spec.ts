@@ -180,13 +180,15 @@ describe('portal in a real browser', () => {
     const receivedBefore = receiver.received.filter((w) => w.body.id === webhook.id).length;
     await tabTo(page, '#redeliver');
     await page.keyboard.press('Enter');
+    // The page watches the webhook until the new attempt has its answer and says so.
     await page.waitForFunction(
-      () => / · HTTP \d+ · /.test(document.querySelector('#attempts li[data-attempt="2"]')?.textContent ?? ''),
+      (id) => document.getElementById('status')?.textContent === `Webhook ${id} redelivered: attempt 2 recorded.`,
       { timeout: 30_000 },
+      webhook.id,
     );
     expect(await page.$eval('#attempts li[data-attempt="2"]', (e) => e.textContent ?? '')).toMatch(/^Attempt 2 · .+ · HTTP 200 · \d+ ms$/);
+    expect(await page.$eval('#detail-facts .pill', (e) => e.textContent)).toBe('succeeded');
     expect(receiver.received.filter((w) => w.body.id === webhook.id).length).toBe(receivedBefore + 1);
-    expect(await page.$eval('#status', (e) => e.textContent)).toContain(`Webhook ${webhook.id} redelivered`);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-redelivered-1280.png'), fullPage: true });
     await page.close();
   });
@@ -233,9 +235,11 @@ describe('portal in a real browser', () => {
     failing = false;
     await page.click('#redeliver');
     await page.waitForFunction(
-      () => / · HTTP 200 · /.test(document.querySelector('#attempts li[data-attempt="5"]')?.textContent ?? ''),
+      (id) => document.getElementById('status')?.textContent === `Webhook ${id} redelivered: attempt 5 recorded.`,
       { timeout: 30_000 },
+      webhook.id,
     );
+    expect(await page.$eval('#attempts li[data-attempt="5"]', (e) => e.textContent ?? '')).toMatch(/^Attempt 5 · .+ · HTTP 200 · \d+ ms$/);
     expect(await page.$eval('#detail-facts .pill', (e) => e.textContent)).toBe('succeeded');
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-failed-then-redelivered-1280.png'), fullPage: true });
     receiver.behaviour = () => ({ status: 200 });
