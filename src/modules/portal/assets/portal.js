@@ -532,8 +532,6 @@
     /** @type {Record<string, unknown>} */
     const body = { since: utc(since), status: String(data.get('status') || 'failed') };
     if (until) body.until = utc(until);
-    const endpointId = filters().endpointId;
-    if (endpointId) body.endpointId = endpointId;
     try {
       const answer = await api('POST', `${ORG}/webhooks/replay`, { body });
       say(`${answer.count} webhook(s) queued for replay.`);
