@@ -13,6 +13,7 @@ import { AuditModule } from './modules/audit/audit.module';
 import { DomainEventsModule } from './modules/domain-events/domain-events.module';
 import { HealthModule } from './modules/health/health.module';
 import { OrganizationsModule } from './modules/organizations/organizations.module';
+import { PortalModule } from './modules/portal/portal.module';
 import { TokensModule } from './modules/tokens/tokens.module';
 import { TransactionsModule } from './modules/transactions/transactions.module';
 import { WalletsModule } from './modules/wallets/wallets.module';
@@ -49,6 +50,7 @@ export class AppModule {
         WhitelistModule,
         WebhookConfigModule,
         RateLimitModule,
+        PortalModule,
         ...INSTALLED_EXTENSIONS,
         ...(options.extensions ?? []),
       ],

@@ -146,8 +146,11 @@ function judge(res: Response): string | null {
   if (res.status >= 400) return isProblem(res);
   if (res.status >= 300) return `an unexpected ${res.status}`;
   if (res.status === 204) return res.text ? 'a 204 with a body' : null;
-  // NDJSON: the audit-log export (its lines are checked in test/audit-chain.e2e-spec.ts).
-  if (!/^(application\/json|application\/x-ndjson|text\/plain)/.test(res.headers['content-type'] ?? '')) return 'a success that is not JSON';
+  // NDJSON: the audit-log export (its lines are checked in test/audit-chain.e2e-spec.ts); HTML,
+  // CSS and JavaScript: the portal's static files (test/portal.e2e-spec.ts).
+  if (!/^(application\/json|application\/x-ndjson|text\/plain|text\/html|text\/css|text\/javascript)/.test(res.headers['content-type'] ?? '')) {
+    return 'a success that is not JSON';
+  }
   return null;
 }
 
