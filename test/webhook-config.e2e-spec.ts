@@ -143,6 +143,7 @@ describe('webhook configuration', () => {
         webhookTypes: [],
         secret: null,
         secretError: null,
+        previous: null,
       });
     });
 
@@ -321,6 +322,7 @@ describe('webhook configuration', () => {
         webhookTypes: ['transaction'],
         secret: first,
         secretError: null,
+        previous: null,
       });
       const [before] = await storedRows(t, org.id);
 
@@ -340,7 +342,7 @@ describe('webhook configuration', () => {
     it('gives the delivery code every change on the very next read', async () => {
       const org = await newOrganization(t);
       const service = t.app.get(DeliveryTargetReader);
-      expect(await service.target(org.id)).toEqual({ organizationId: org.id, enabled: false, url: null, webhookTypes: [], secret: null, secretError: null });
+      expect(await service.target(org.id)).toEqual({ organizationId: org.id, enabled: false, url: null, webhookTypes: [], secret: null, secretError: null, previous: null });
       await patchConfig(t, org, { url: 'http://127.0.0.1:9999/a', sharedSecret: secretFor('fresh'), enabled: true, webhookTypes: ['nft'] }).expect(200);
       expect((await service.target(org.id))?.enabled).toBe(true);
       await patchConfig(t, org, { enabled: false }).expect(200);

@@ -17,6 +17,8 @@ export interface DeliveryTarget {
   webhookTypes: WebhookType[];
   secret: string | null;
   secretError: string | null;
+  /** The secret a rotation replaced, signing beside the current one until `expiresAt`. */
+  previous: { secret: string; expiresAt: Date } | null;
 }
 
 interface ConfigRow {
@@ -25,6 +27,8 @@ interface ConfigRow {
   enabled: boolean;
   webhook_types: string[] | string | null;
   shared_secret_sealed: string | null;
+  previous_shared_secret_sealed: string | null;
+  previous_secret_expires_at: Date | string | null;
 }
 
 const SECRET_CACHE_MAX = 1000;
@@ -51,7 +55,8 @@ export class DeliveryTargetReader {
     const result = await this.em
       .getKnex()
       .raw(
-        `select organization_id, url, enabled, webhook_types, shared_secret_sealed
+        `select organization_id, url, enabled, webhook_types, shared_secret_sealed,
+                previous_shared_secret_sealed, previous_secret_expires_at
            from webhook_config where organization_id = any(?::uuid[])`,
         [unique],
       );
@@ -81,7 +86,24 @@ export class DeliveryTargetReader {
       webhookTypes: parseTextArray(row.webhook_types) as WebhookType[],
       secret,
       secretError,
+      previous: this.previousOf(row),
     };
+  }
+
+  /**
+   * The previous secret while its window lasts. One that no longer opens only loses its overlap
+   * (receivers already have the current secret), so it never fails a webhook.
+   */
+  private previousOf(row: ConfigRow): DeliveryTarget['previous'] {
+    if (row.previous_shared_secret_sealed === null || row.previous_secret_expires_at === null) return null;
+    try {
+      return {
+        secret: this.open(row.previous_shared_secret_sealed, row.organization_id),
+        expiresAt: new Date(row.previous_secret_expires_at),
+      };
+    } catch {
+      return null;
+    }
   }
 
   private open(sealed: string, organizationId: string): string {
@@ -97,7 +119,7 @@ export class DeliveryTargetReader {
 }
 
 function defaultTarget(organizationId: string): DeliveryTarget {
-  return { organizationId, url: null, enabled: false, webhookTypes: [], secret: null, secretError: null };
+  return { organizationId, url: null, enabled: false, webhookTypes: [], secret: null, secretError: null, previous: null };
 }
 
 /** text[] arrives parsed from pg, or as its literal (`{a,b}`) when no array parser is registered. */

@@ -1,8 +1,10 @@
-import { Body, Controller, Get, HttpCode, Patch } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Patch, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
+import { RotateSecretDto } from './dto/rotate-secret.request.dto';
+import { RotateSecretResponseDto } from './dto/rotate-secret.response.dto';
 import { UpdateWebhookConfigDto } from './dto/update-webhook-config.request.dto';
 import { WebhookConfigDto } from './dto/webhook-config.response.dto';
 import { WebhookConfigService } from './webhook-config.service';
@@ -39,5 +41,26 @@ export class WebhookConfigController {
     const actor = { apiKeyId: key.apiKeyId, keyPrefix: key.keyPrefix };
     const view = await this.webhookConfig.update(key.organizationId, body ?? {}, actor, meta);
     return WebhookConfigDto.from(view);
+  }
+
+  @Post('rotate-secret')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Replace the shared secret while the old one keeps signing for a while',
+    description:
+      'The new secret (given, or generated and returned once) signs every webhook from now on. Until ' +
+      '`previousSecretExpiresAtUtc` the replaced secret signs too: `x-service-webhook-hmac-previous` and a ' +
+      'second `v1,` entry in `webhook-signature`, so receivers can switch without an unverifiable webhook. ' +
+      'Rotating again during the overlap drops the older secret. A PATCH of `sharedSecret` replaces the ' +
+      'secret at once instead and drops any previous one.',
+  })
+  @ApiUnprocessableEntityResponse({ description: 'WEBHOOK_CONFIG_INCOMPLETE: there is no shared secret to rotate yet.' })
+  async rotateSecret(
+    @CurrentKey() key: ApiKeyPrincipal,
+    @Body() body: RotateSecretDto,
+    @ReqMeta() meta: RequestMeta,
+  ): Promise<RotateSecretResponseDto> {
+    const actor = { apiKeyId: key.apiKeyId, keyPrefix: key.keyPrefix };
+    return RotateSecretResponseDto.from(await this.webhookConfig.rotateSecret(key.organizationId, body ?? {}, actor, meta));
   }
 }

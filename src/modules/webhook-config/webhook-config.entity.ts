@@ -29,6 +29,14 @@ export class WebhookConfig {
   @Property({ type: 'text', nullable: true, hidden: true })
   sharedSecretSealed: string | null;
 
+  /** The secret a rotation replaced, sealed like the current one; it signs too until it expires. */
+  @Property({ type: 'text', nullable: true, hidden: true })
+  previousSharedSecretSealed: string | null = null;
+
+  /** When the previous secret stops signing; null when there is none. */
+  @Property({ type: 'timestamptz', length: 6, nullable: true })
+  previousSecretExpiresAt: Date | null = null;
+
   @Property({ type: 'timestamptz', length: 6 })
   updatedAt: Date;
 

@@ -10,6 +10,7 @@ import type { WebhookConfig } from './webhook-config.entity';
  */
 export const WEBHOOK_CONFIG_SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'webhook_config', idColumn: 'organization_id', idType: 'uuid', column: 'shared_secret_sealed', contextColumn: 'organization_id' },
+  { table: 'webhook_config', idColumn: 'organization_id', idType: 'uuid', column: 'previous_shared_secret_sealed', contextColumn: 'organization_id' },
 ];
 
 export class WebhookConfigRepository extends EntityRepository<WebhookConfig> {
@@ -39,5 +40,13 @@ export class WebhookConfigRepository extends EntityRepository<WebhookConfig> {
     const reports: ResealReport[] = [];
     for (const column of WEBHOOK_CONFIG_SEALED_COLUMNS) reports.push(await resealColumn(this.em, column, keyring, batchSize));
     return reports;
+  }
+
+  /** Erases the previous secrets whose window closed at or before `now`; how many were erased. */
+  async erasePreviousSecretsExpiredBy(now: Date): Promise<number> {
+    return this.nativeUpdate(
+      { previousSecretExpiresAt: { $lte: now } },
+      { previousSharedSecretSealed: null, previousSecretExpiresAt: null },
+    );
   }
 }

@@ -1,7 +1,9 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import type { RequestMeta } from '../../common/auth/current-principal.decorator';
 import { DomainError, notFound, validationFailed } from '../../common/errors/domain-error';
+import { formatUtc } from '../../common/time';
 import { AppConfig } from '../../config/app-config';
 import type { ResealReport } from '../../database/sealed-columns';
 import { AuditActor, AuditService } from '../audit/audit.service';
@@ -14,9 +16,14 @@ import { WebhookConfig } from './webhook-config.entity';
 import { WebhookConfigRepository } from './webhook-config.repository';
 import {
   applyWebhookConfigPatch,
+  DEFAULT_PREVIOUS_SECRET_VALID_SECONDS,
   DEFAULT_WEBHOOK_CONFIG,
   isEmptyPatch,
+  livePreviousSecretExpiry,
   missingForEnabled,
+  replaceSecretSlots,
+  rotateSecretSlots,
+  SecretSlots,
   WebhookConfigState,
 } from './webhook-config.rules';
 
@@ -26,7 +33,15 @@ export interface WebhookConfigView {
   enabled: boolean;
   webhookTypes: WebhookType[];
   hasSharedSecret: boolean;
+  /** When the secret replaced by the last rotation stops signing; null when none still signs. */
+  previousSecretExpiresAt: Date | null;
   updatedAt: Date;
+}
+
+export interface SecretRotation {
+  /** The new secret in clear when the service generated it (shown once); absent when given. */
+  sharedSecret?: string;
+  previousSecretExpiresAt: Date;
 }
 
 export interface WebhookConfigUpdate {
@@ -36,7 +51,9 @@ export interface WebhookConfigUpdate {
   webhookTypes?: WebhookType[];
 }
 
-const SECRET_FIELDS = ['sharedSecret'] as const;
+const SECRET_FIELDS = ['sharedSecret', 'previousSharedSecret'] as const;
+/** Bytes of entropy in a generated secret (base64url: 43 characters). */
+const GENERATED_SECRET_BYTES = 32;
 
 @Injectable()
 export class WebhookConfigService {
@@ -89,18 +106,69 @@ export class WebhookConfigService {
           missing.map((field) => ({ field, message: 'is required while the configuration is enabled' })),
         );
       }
+      // A secret set by PATCH replaces the old one at once: any rotation's previous secret goes too.
+      const slotsBefore = toSlots(row);
+      const slotsAfter = input.sharedSecret !== undefined ? replaceSecretSlots(after.sharedSecret) : slotsBefore;
       // A new secret always counts as a change (the sealed values differ), and is shown only as redacted.
-      const changes = diffForAudit({ ...before }, { ...after }, SECRET_FIELDS);
+      const changes = diffForAudit({ ...before, ...auditedSlots(slotsBefore) }, { ...after, ...auditedSlots(slotsAfter) }, SECRET_FIELDS);
       if (Object.keys(changes).length === 0) return toView(row);
 
       row.url = after.url;
       row.enabled = after.enabled;
       row.webhookTypes = after.webhookTypes;
-      row.sharedSecretSealed = after.sharedSecret;
+      assignSlots(row, slotsAfter);
       row.updatedAt = new Date();
       this.audit.record(em, { organizationId, action: 'webhookConfig.update', actor, meta, changes });
       return toView(row);
     });
+  }
+
+  /**
+   * Replaces the shared secret while the old one keeps signing beside it for
+   * `previousSecretValidSeconds`, so receivers can switch at their own pace without an
+   * unverifiable webhook. Without `sharedSecret` one is generated (32 random bytes, base64url) and
+   * returned once. Pure slot rules live in webhook-config.rules.ts, so any endpoint that owns a
+   * secret can rotate the same way.
+   */
+  async rotateSecret(
+    organizationId: string,
+    input: { sharedSecret?: string; previousSecretValidSeconds?: number },
+    actor: AuditActor,
+    meta: RequestMeta,
+  ): Promise<SecretRotation> {
+    const generated = input.sharedSecret === undefined ? randomBytes(GENERATED_SECRET_BYTES).toString('base64url') : undefined;
+    const sealed = sealSecret(input.sharedSecret ?? (generated as string), this.config.secretsEncryptionKey, organizationId);
+    const validSeconds = input.previousSecretValidSeconds ?? DEFAULT_PREVIOUS_SECRET_VALID_SECONDS;
+
+    return this.em.transactional(async (em) => {
+      const row = await em.getRepository(WebhookConfig).lockForChange(organizationId);
+      if (!row) throw notFound('ORGANIZATION_NOT_FOUND', `Organization ${organizationId} does not exist.`);
+      const now = new Date();
+      const slotsBefore = toSlots(row);
+      const rotation = rotateSecretSlots(slotsBefore, sealed, validSeconds, now);
+      if (rotation === null) {
+        throw new DomainError(
+          422,
+          'WEBHOOK_CONFIG_INCOMPLETE',
+          'There is no shared secret to rotate; set one with PATCH webhook-config first.',
+          [{ field: 'sharedSecret', message: 'is required before it can be rotated' }],
+        );
+      }
+      const changes = diffForAudit(auditedSlots(slotsBefore), auditedSlots(rotation.slots), SECRET_FIELDS);
+      assignSlots(row, rotation.slots);
+      row.updatedAt = now;
+      this.audit.record(em, { organizationId, action: 'webhookConfig.rotateSecret', actor, meta, changes });
+      return { ...(generated === undefined ? {} : { sharedSecret: generated }), previousSecretExpiresAt: rotation.previousSecretExpiresAt };
+    });
+  }
+
+  /**
+   * Erases every previous secret whose window has closed (delivery already ignores them from the
+   * expiry instant on; this removes them from storage). Returns how many were erased.
+   */
+  async eraseExpiredPreviousSecrets(now = new Date()): Promise<number> {
+    // Runs on a timer, outside any request: its own EntityManager.
+    return this.em.fork().getRepository(WebhookConfig).erasePreviousSecretsExpiredBy(now);
   }
 
   /**
@@ -140,12 +208,36 @@ function toState(row: WebhookConfig): WebhookConfigState {
   return { url: row.url, enabled: row.enabled, webhookTypes: [...row.webhookTypes], sharedSecret: row.sharedSecretSealed };
 }
 
+function toSlots(row: WebhookConfig): SecretSlots {
+  return {
+    sharedSecret: row.sharedSecretSealed,
+    previousSharedSecret: row.previousSharedSecretSealed,
+    previousSecretExpiresAt: row.previousSecretExpiresAt,
+  };
+}
+
+function assignSlots(row: WebhookConfig, slots: SecretSlots): void {
+  row.sharedSecretSealed = slots.sharedSecret;
+  row.previousSharedSecretSealed = slots.previousSharedSecret;
+  row.previousSecretExpiresAt = slots.previousSecretExpiresAt;
+}
+
+/** The slots as the audit log shows them: secrets only as "[redacted]", the expiry in the contract's format. */
+function auditedSlots(slots: SecretSlots): Record<string, unknown> {
+  return {
+    sharedSecret: slots.sharedSecret,
+    previousSharedSecret: slots.previousSharedSecret,
+    previousSecretExpiresAtUtc: formatUtc(slots.previousSecretExpiresAt),
+  };
+}
+
 function toView(row: WebhookConfig): WebhookConfigView {
   return {
     url: row.url,
     enabled: row.enabled,
     webhookTypes: [...row.webhookTypes],
     hasSharedSecret: row.sharedSecretSealed !== null,
+    previousSecretExpiresAt: livePreviousSecretExpiry(toSlots(row), new Date()),
     updatedAt: row.updatedAt,
   };
 }
@@ -156,6 +248,7 @@ function defaultView(updatedAt: Date): WebhookConfigView {
     enabled: DEFAULT_WEBHOOK_CONFIG.enabled,
     webhookTypes: [...DEFAULT_WEBHOOK_CONFIG.webhookTypes],
     hasSharedSecret: false,
+    previousSecretExpiresAt: null,
     updatedAt,
   };
 }

@@ -12,6 +12,7 @@ import { AttemptResult, DeliveryState, NewDelivery, WebhookDeliveryRepository } 
 import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
 import { deliverJobOptions, DELIVER_JOB, DeliverJobData, RetryLaterError, WEBHOOK_QUEUE } from './webhook-queue';
 import { SendResult, WebhookSender } from './webhook-sender';
+import { webhookSignatureHeaders } from './webhook-signature';
 import {
   attemptLeaseMs,
   buildWebhookBody,
@@ -20,7 +21,6 @@ import {
   decideEvent,
   furthestLegitimateAttemptMs,
   permanentFailure,
-  signWebhookBody,
   temporaryBlock,
 } from './webhook.rules';
 
@@ -358,7 +358,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     return this.sender.send(claim.target.url as string, claim.payload, {
       'content-type': 'application/json; charset=utf-8',
       'user-agent': USER_AGENT,
-      'x-service-webhook-hmac': signWebhookBody(claim.target.secret as string, claim.payload),
+      // Signed at send time: every attempt carries its own timestamp and the secrets of this moment.
+      ...webhookSignatureHeaders(claim.id, claim.payload, { secret: claim.target.secret as string, previous: claim.target.previous }, new Date()),
       'x-service-webhook-id': claim.id,
       'x-service-webhook-attempt': String(claim.attempt),
     });

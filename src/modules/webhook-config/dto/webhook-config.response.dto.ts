@@ -18,6 +18,13 @@ export class WebhookConfigDto {
   /** Whether a shared secret is set. The secret itself is never returned. */
   hasSharedSecret: boolean;
 
+  /**
+   * While a rotation's overlap lasts, when the replaced secret stops signing; null when no previous
+   * secret signs.
+   */
+  @ApiProperty({ type: String, nullable: true, example: '2026-11-24T10:00:00.000000+00:00' })
+  previousSecretExpiresAtUtc: string | null;
+
   /** Last change; the organization's creation time while never changed. */
   updatedAtUtc: string;
 
@@ -27,6 +34,7 @@ export class WebhookConfigDto {
       enabled: view.enabled,
       webhookTypes: [...view.webhookTypes],
       hasSharedSecret: view.hasSharedSecret,
+      previousSecretExpiresAtUtc: formatUtc(view.previousSecretExpiresAt),
       updatedAtUtc: formatUtc(view.updatedAt),
     };
   }

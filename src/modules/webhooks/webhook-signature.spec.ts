@@ -1,0 +1,55 @@
+import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { webhookSignatureHeaders } from './webhook-signature';
+
+const ID = '019a0000-0000-7000-8000-000000000001';
+const BODY = '{"organizationId":"o","action":"create","id":"019a0000-0000-7000-8000-000000000001","changes":{"name":"Zoë"}}';
+const NEW = 'the-new-shared-secret-01';
+const OLD = 'the-old-shared-secret-01';
+const whsec = (secret: string) => `whsec_${Buffer.from(secret, 'utf8').toString('base64')}`;
+const seedHmac = (secret: string) => createHmac('sha256', secret).update(BODY).digest('base64');
+
+describe('webhookSignatureHeaders', () => {
+  const now = new Date();
+
+  it('signs with the current secret only when there is no previous one', () => {
+    const headers = webhookSignatureHeaders(ID, BODY, { secret: NEW }, now);
+    expect(headers).toEqual({
+      'x-service-webhook-hmac': seedHmac(NEW),
+      'webhook-id': ID,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': expect.stringMatching(/^v1,[A-Za-z0-9+/]{43}=$/),
+    });
+    // A verifier nobody here wrote accepts it, with the key passed the way README.md shows.
+    expect(new Webhook(whsec(NEW)).verify(BODY, { ...headers })).toEqual(JSON.parse(BODY));
+    expect(() => new Webhook(whsec(OLD)).verify(BODY, { ...headers })).toThrow();
+    expect(() => new Webhook(whsec(NEW)).verify(`${BODY} `, { ...headers })).toThrow();
+  });
+
+  it('signs with both secrets, the new one first, while the previous one is valid', () => {
+    const previous = { secret: OLD, expiresAt: new Date(now.getTime() + 1000) };
+    const headers = webhookSignatureHeaders(ID, Buffer.from(BODY), { secret: NEW, previous }, now);
+    expect(headers['x-service-webhook-hmac']).toBe(seedHmac(NEW));
+    expect(headers['x-service-webhook-hmac-previous']).toBe(seedHmac(OLD));
+    const entries = headers['webhook-signature'].split(' ');
+    expect(entries).toHaveLength(2);
+    expect(() => new Webhook(whsec(NEW)).verify(BODY, { ...headers, 'webhook-signature': entries[0] })).not.toThrow();
+    expect(() => new Webhook(whsec(OLD)).verify(BODY, { ...headers, 'webhook-signature': entries[1] })).not.toThrow();
+    expect(() => new Webhook(whsec(OLD)).verify(BODY, { ...headers })).not.toThrow();
+  });
+
+  it('drops the previous secret for an attempt signed at or after its expiry', () => {
+    for (const expiresAt of [now, new Date(now.getTime() - 1)]) {
+      const headers = webhookSignatureHeaders(ID, BODY, { secret: NEW, previous: { secret: OLD, expiresAt } }, now);
+      expect(headers['x-service-webhook-hmac-previous']).toBeUndefined();
+      expect(headers['webhook-signature'].split(' ')).toHaveLength(1);
+      expect(() => new Webhook(whsec(OLD)).verify(BODY, { ...headers })).toThrow();
+      expect(() => new Webhook(whsec(NEW)).verify(BODY, { ...headers })).not.toThrow();
+    }
+  });
+
+  it('uses the timestamp of the signing instant in whole seconds', () => {
+    const at = new Date('2026-11-23T10:00:00.999Z');
+    expect(webhookSignatureHeaders(ID, BODY, { secret: NEW }, at)['webhook-timestamp']).toBe(String(Math.floor(at.getTime() / 1000)));
+  });
+});
