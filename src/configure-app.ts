@@ -11,6 +11,7 @@ import { validationExceptionFactory } from './common/errors/validation';
 import { enforceJsonBodyRules } from './common/http/json-body-rules';
 import { requestIdMiddleware } from './common/http/request-id';
 import { AppConfig } from './config/app-config';
+import { completeOpenApiDocument } from './openapi/openapi-document';
 import { addRequiredRoles } from './openapi/required-roles';
 
 const WORKER_PATHS = /^\/(health\/(live|ready)|metrics)$/;
@@ -88,10 +89,11 @@ export function buildOpenApiDocument(app: INestApplication) {
         'webhook notifications. Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
     )
     .setVersion('1.0')
+    .setOpenAPIVersion('3.1.0')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Organization API key' }, API_KEY_SCHEME)
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Platform operator key (OPERATOR_API_KEY)' }, OPERATOR_SCHEME)
     .build();
-  return addRequiredRoles(app, SwaggerModule.createDocument(app, document));
+  return completeOpenApiDocument(addRequiredRoles(app, SwaggerModule.createDocument(app, document)), app.get(AppConfig));
 }
 
 function setupSwagger(app: INestApplication): void {

@@ -280,7 +280,8 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
     const schemas = doc.components.schemas;
     expect(ref(schemas.TokenDto.properties.metadata)).toBe('TokenMetadataDto');
     expect(Object.keys(schemas.TokenMetadataDto.properties).sort()).toEqual([...METADATA_KEYS].sort());
-    for (const key of METADATA_KEYS) expect(schemas.TokenMetadataDto.properties[key].nullable).toBe(true);
+    // OpenAPI 3.1 spells nullable as a type array that includes "null".
+    for (const key of METADATA_KEYS) expect([schemas.TokenMetadataDto.properties[key].type].flat()).toContain('null');
     expect(Object.keys(schemas.NftTokenBalanceDto.properties).sort()).toEqual(['amount', 'token', 'tokenId']);
     expect(Object.keys(schemas.TransactionDto.properties).sort()).toEqual(
       ['amount', 'createdAtUtc', 'fromWalletId', 'id', 'organizationId', 'toWalletId', 'tokenId', 'type'].sort(),

@@ -5,7 +5,7 @@ import { createTestApp, OPERATOR_KEY, TestApp } from './support/test-app';
 
 const PATH = '/api/organization/v1/current-organization/webhook-config';
 const AUDIT_PATH = '/api/organization/v1/current-organization/audit-log';
-const DEFAULTS = { url: null, enabled: false, webhookTypes: [], hasSharedSecret: false };
+const DEFAULTS = { url: null, enabled: false, webhookTypes: [], hasSharedSecret: false, previousSecretExpiresAtUtc: null };
 const UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/;
 
 interface Org {
@@ -93,13 +93,14 @@ describe('webhook configuration', () => {
         sharedSecret: secret,
         webhookTypes: ['nft', 'transaction'],
       }).expect(200);
-      expect(Object.keys(res.body).sort()).toEqual(['enabled', 'hasSharedSecret', 'updatedAtUtc', 'url', 'webhookTypes']);
+      expect(Object.keys(res.body).sort()).toEqual(['enabled', 'hasSharedSecret', 'previousSecretExpiresAtUtc', 'updatedAtUtc', 'url', 'webhookTypes']);
       expect(res.body).toEqual({
         url: 'http://127.0.0.1:9999/hooks',
         enabled: true,
         // Stored as a set, in catalogue order.
         webhookTypes: ['transaction', 'nft'],
         hasSharedSecret: true,
+        previousSecretExpiresAtUtc: null,
         updatedAtUtc: expect.stringMatching(UTC),
       });
       expect(res.body.updatedAtUtc > org.createdAtUtc).toBe(true);

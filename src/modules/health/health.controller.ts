@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Inject, OnModuleDestroy, ServiceUnavailableException } from '@nestjs/common';
-import { ApiExcludeEndpoint, ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheckResult, HealthCheckService, HealthIndicatorService, MikroOrmHealthIndicator } from '@nestjs/terminus';
 import { SkipThrottle } from '@nestjs/throttler';
 import type Redis from 'ioredis';
@@ -39,12 +39,14 @@ export class HealthController implements OnModuleDestroy {
   ) {}
 
   @Get('health/live')
+  @ApiOperation({ summary: 'Liveness probe: the process is up', description: 'Public: no API key.' })
   @ApiOkResponse({ type: HealthDto, description: 'The process is up.' })
   live(): HealthDto {
     return { status: 'ok' };
   }
 
   @Get('health/ready')
+  @ApiOperation({ summary: 'Readiness probe: PostgreSQL and Redis are reachable', description: 'Public: no API key.' })
   @ApiOkResponse({ type: HealthDto, description: 'PostgreSQL and Redis are reachable.' })
   @ApiServiceUnavailableResponse({ description: 'PostgreSQL or Redis is unreachable (problem details).' })
   async ready(): Promise<HealthDto> {

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Patch, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
@@ -17,6 +17,7 @@ export class WebhookConfigController {
 
   @Get()
   @ApiOperation({ summary: "The organization's webhook configuration (the shared secret is never shown)" })
+  @ApiOkResponse({ type: WebhookConfigDto })
   async get(@CurrentKey() key: ApiKeyPrincipal): Promise<WebhookConfigDto> {
     return WebhookConfigDto.from(await this.webhookConfig.get(key.organizationId));
   }
@@ -29,6 +30,7 @@ export class WebhookConfigController {
       'Fields left out keep their value; an empty body changes nothing. `url` and `sharedSecret` may be ' +
       'null to clear them while the configuration is disabled. A rejected request changes nothing.',
   })
+  @ApiOkResponse({ type: WebhookConfigDto })
   @ApiUnprocessableEntityResponse({
     description: 'WEBHOOK_CONFIG_INCOMPLETE: the change would leave the configuration enabled without url or shared secret.',
   })
@@ -54,6 +56,7 @@ export class WebhookConfigController {
       'Rotating again during the overlap drops the older secret. A PATCH of `sharedSecret` replaces the ' +
       'secret at once instead and drops any previous one.',
   })
+  @ApiOkResponse({ type: RotateSecretResponseDto })
   @ApiUnprocessableEntityResponse({ description: 'WEBHOOK_CONFIG_INCOMPLETE: there is no shared secret to rotate yet.' })
   async rotateSecret(
     @CurrentKey() key: ApiKeyPrincipal,

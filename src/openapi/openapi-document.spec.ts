@@ -1,0 +1,84 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { completeOpenApiDocument, toOpenApi31Nullability } from './openapi-document';
+import { formatDelay } from './webhooks-openapi';
+
+describe('toOpenApi31Nullability', () => {
+  it('turns nullable types into type arrays and adds null to enums', () => {
+    expect(toOpenApi31Nullability({ type: 'string', nullable: true, maxLength: 3 })).toEqual({ type: ['string', 'null'], maxLength: 3 });
+    expect(toOpenApi31Nullability({ type: 'string', enum: ['a', 'b'], nullable: true })).toEqual({ type: ['string', 'null'], enum: ['a', 'b', null] });
+    expect(toOpenApi31Nullability({ type: 'integer', nullable: false })).toEqual({ type: 'integer' });
+  });
+
+  it('wraps nullable references and compositions in anyOf with null, keeping annotations outside', () => {
+    expect(toOpenApi31Nullability({ $ref: '#/components/schemas/X', nullable: true, description: 'd' })).toEqual({
+      description: 'd',
+      anyOf: [{ $ref: '#/components/schemas/X' }, { type: 'null' }],
+    });
+    expect(toOpenApi31Nullability({ allOf: [{ $ref: '#/x' }], nullable: true })).toEqual({ anyOf: [{ allOf: [{ $ref: '#/x' }] }, { type: 'null' }] });
+  });
+
+  it('reaches nested schemas and leaves other values alone', () => {
+    const input = {
+      properties: { a: { type: 'array', items: { type: 'string', nullable: true } }, b: { type: 'boolean' }, nullable: { type: 'boolean' } },
+      example: [null],
+    };
+    expect(toOpenApi31Nullability(input)).toEqual({
+      properties: { a: { type: 'array', items: { type: ['string', 'null'] } }, b: { type: 'boolean' }, nullable: { type: 'boolean' } },
+      example: [null],
+    });
+  });
+});
+
+describe('completeOpenApiDocument', () => {
+  const scanned = (): OpenAPIObject => ({
+    openapi: '3.1.0',
+    info: { title: 't', version: '1' },
+    paths: {
+      '/health/live': { get: { responses: { '200': { description: 'ok' } } } },
+      '/v1/x': { get: { security: [{ apiKey: [] }], responses: { '200': { description: 'ok' } } } },
+    },
+    components: { schemas: { TokenMetadataRequestDto: { type: 'object', properties: { name: { type: 'string', nullable: true } } } } },
+  });
+  const config = { webhook: { retryScheduleMs: [200, 1000, 120_000], timeoutMs: 3000 } } as never;
+
+  it('adds a server, a licence, explicit public security, and no nullable anywhere', () => {
+    const document = completeOpenApiDocument(scanned(), config);
+    expect(document.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+    expect(document.info.license).toEqual(expect.objectContaining({ name: expect.any(String) }));
+    expect(document.paths['/health/live'].get?.security).toEqual([]);
+    expect(document.paths['/v1/x'].get?.security).toEqual([{ apiKey: [] }]);
+    expect(JSON.stringify(document)).not.toContain('"nullable"');
+  });
+
+  it('describes one webhook per type with its bodies, headers and the retry schedule', () => {
+    const document = completeOpenApiDocument(scanned(), config);
+    const webhooks = (document as unknown as { webhooks: Record<string, { post: Record<string, any> }> }).webhooks;
+    expect(Object.keys(webhooks)).toEqual(['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount']);
+    const nft = webhooks.nft.post;
+    expect(nft.requestBody.content['application/json'].schema.oneOf.map((s: { $ref: string }) => s.$ref)).toEqual([
+      '#/components/schemas/NftTokenCreateWebhookBody',
+      '#/components/schemas/NftTokenUpdateWebhookBody',
+      '#/components/schemas/NftTestWebhookBody',
+    ]);
+    const update = document.components!.schemas!.NftTokenUpdateWebhookBody as Record<string, any>;
+    expect(Object.keys(update.properties)).toEqual(['organizationId', 'action', 'id', 'resourceId', 'resourceType', 'createdAtUtc', 'changes']);
+    expect(update.properties.changes.$ref).toBe('#/components/schemas/TokenMetadataRequestDto');
+    expect(update.properties.action).toEqual({ type: 'string', const: 'update' });
+    expect(nft.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'user-agent',
+      'x-service-webhook-id',
+      'x-service-webhook-attempt',
+      'x-service-webhook-hmac',
+      'x-service-webhook-hmac-previous',
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]);
+    expect(nft.description).toContain('200ms, 1s, 2m (4 attempts');
+    expect(nft.description).toContain('whsec_');
+  });
+
+  it('writes delays the way the configuration takes them', () => {
+    expect([200, 1000, 30_000, 120_000, 3_600_000, 86_400_000, 1500].map(formatDelay)).toEqual(['200ms', '1s', '30s', '2m', '1h', '1d', '1500ms']);
+  });
+});

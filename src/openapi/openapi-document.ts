@@ -1,0 +1,66 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import type { AppConfig } from '../config/app-config';
+import { describeWebhooks } from './webhooks-openapi';
+
+/**
+ * Finishes the document Nest's scanner produced so that it is a valid OpenAPI 3.1 document that
+ * Redocly lints without errors: 3.1 null types, a server, a licence, explicit security on public
+ * operations, and the `webhooks` section this service sends. Kept apart from configure-app.ts so
+ * further document-wide additions (e.g. per-operation extensions) have one place to go.
+ */
+export function completeOpenApiDocument(document: OpenAPIObject, config: Pick<AppConfig, 'webhook'>): OpenAPIObject {
+  document.openapi = '3.1.0';
+  document.info.license ??= { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
+  // Relative to wherever the document is served from, so "try it out" targets this deployment.
+  if (!document.servers || document.servers.length === 0) document.servers = [{ url: '/', description: 'This deployment' }];
+  markPublicOperations(document);
+  describeWebhooks(document, config.webhook);
+  return toOpenApi31Nullability(document);
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/**
+ * Operations with no security requirement of their own (health probes) are public: an explicit
+ * empty list says so, instead of leaving readers to guess.
+ */
+function markPublicOperations(document: OpenAPIObject): void {
+  if (document.security && document.security.length > 0) return;
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (operation && operation.security === undefined) operation.security = [];
+    }
+  }
+}
+
+/**
+ * OpenAPI 3.1 has no `nullable`: a nullable schema becomes a type array including "null" (and
+ * null joins its enum), and a nullable reference or composition becomes `anyOf` with
+ * `{type: "null"}`. Everything else is left as it is. Exported for its unit spec.
+ */
+export function toOpenApi31Nullability<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item) => toOpenApi31Nullability(item)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const source = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(source)) {
+    // Only the keyword (a boolean): a property that happens to be called "nullable" stays.
+    if (key === 'nullable' && typeof child === 'boolean') continue;
+    out[key] = toOpenApi31Nullability(child);
+  }
+  if (source.nullable !== true) return out as T;
+
+  if (typeof out.type === 'string' || Array.isArray(out.type)) {
+    const types = [out.type].flat() as string[];
+    out.type = types.includes('null') ? types : [...types, 'null'];
+    if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+    return out as T;
+  }
+  // A $ref, allOf, oneOf or anyOf: say "this, or null" without touching what it refers to.
+  const { description, example, examples, title, default: fallback, readOnly, writeOnly, deprecated, ...schema } = out;
+  const annotations = Object.fromEntries(
+    Object.entries({ title, description, example, examples, default: fallback, readOnly, writeOnly, deprecated }).filter(([, v]) => v !== undefined),
+  );
+  return { ...annotations, anyOf: [schema, { type: 'null' }] } as T;
+}
