@@ -4,11 +4,14 @@
  *
  *   SHARED_SECRET=... PORT=4545 npx ts-node --swc examples/webhook-receiver.ts
  *
+ * During a secret rotation set PREVIOUS_SHARED_SECRET too (or give the new one as SHARED_SECRET
+ * and the old one as PREVIOUS_SHARED_SECRET): a webhook signed with either is accepted.
+ *
  * Storage here is an append-only JSON-lines file; use your own table in production.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { createServer, Server } from 'node:http';
+import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ReceivedWebhook {
@@ -29,8 +32,55 @@ export function verifySignature(rawBody: Buffer, header: string | undefined, sha
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** Standard Webhooks' replay window: a webhook-timestamp further than this from now is refused. */
+export const TIMESTAMP_TOLERANCE_SECONDS = 5 * 60;
+
+export type Verdict = { ok: true; scheme: 'standard-webhooks' | 'seed' } | { ok: false; reason: string };
+
+const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+const sameBase64 = (given: string, expected: Buffer): boolean => {
+  const bytes = Buffer.from(given, 'base64');
+  return bytes.length === expected.length && timingSafeEqual(bytes, expected);
+};
+
+/**
+ * Verifies a webhook with any of the secrets the receiver knows (two during a rotation). When
+ * `webhook-signature` is present it alone decides (Standard Webhooks: HMAC-SHA256 with the UTF-8
+ * secret over "{webhook-id}.{webhook-timestamp}.{body}", and a timestamp within 5 minutes so a
+ * captured webhook cannot be replayed later); otherwise the seed's `x-service-webhook-hmac` (or,
+ * during a rotation, `x-service-webhook-hmac-previous`) must match.
+ */
+export function verifyWebhook(rawBody: Buffer, headers: IncomingHttpHeaders, secrets: readonly string[], now = Date.now()): Verdict {
+  const signature = header(headers, 'webhook-signature');
+  if (signature !== undefined) {
+    const id = header(headers, 'webhook-id');
+    const timestamp = header(headers, 'webhook-timestamp');
+    if (!id || !timestamp || !/^\d+$/.test(timestamp)) return { ok: false, reason: 'webhook-id or webhook-timestamp missing or malformed' };
+    if (Math.abs(now / 1000 - Number(timestamp)) > TIMESTAMP_TOLERANCE_SECONDS) return { ok: false, reason: 'webhook-timestamp outside 5 minutes' };
+    const given = signature
+      .split(' ')
+      .filter((entry) => entry.startsWith('v1,'))
+      .map((entry) => entry.slice(3));
+    for (const secret of secrets) {
+      const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${timestamp}.`).update(rawBody).digest();
+      if (given.some((value) => sameBase64(value, expected))) return { ok: true, scheme: 'standard-webhooks' };
+    }
+    return { ok: false, reason: 'no webhook-signature entry matches a known secret' };
+  }
+  const seedHeaders = ['x-service-webhook-hmac', 'x-service-webhook-hmac-previous'].map((name) => header(headers, name));
+  for (const secret of secrets) {
+    if (seedHeaders.some((value) => verifySignature(rawBody, value, secret))) return { ok: true, scheme: 'seed' };
+  }
+  return { ok: false, reason: 'no signature header matches a known secret' };
+}
+
 export interface ReceiverOptions {
-  sharedSecret: string;
+  /** The shared secret, or every secret to accept (the new and the previous one during a rotation). */
+  sharedSecret: string | readonly string[];
   port?: number;
   host?: string;
   /** JSON-lines file the webhooks are stored in before answering. */
@@ -41,6 +91,7 @@ export interface ReceiverOptions {
 
 export async function startReceiver(options: ReceiverOptions): Promise<{ server: Server; url: string }> {
   const seen = new Set<string>();
+  const secrets = [options.sharedSecret].flat();
   if (options.storePath && existsSync(options.storePath)) {
     for (const line of readFileSync(options.storePath, 'utf8').split('\n')) {
       if (line) seen.add((JSON.parse(line) as ReceivedWebhook).id);
@@ -61,7 +112,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<{ server:
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
       // Verify the exact bytes received, before parsing anything.
-      if (!verifySignature(raw, req.headers['x-service-webhook-hmac'] as string | undefined, options.sharedSecret)) {
+      if (!verifyWebhook(raw, req.headers, secrets).ok) {
         res.writeHead(401).end();
         return;
       }
@@ -88,7 +139,7 @@ if (require.main === module) {
     process.exit(2);
   }
   void startReceiver({
-    sharedSecret,
+    sharedSecret: [sharedSecret, process.env.PREVIOUS_SHARED_SECRET].filter((s): s is string => Boolean(s)),
     port: Number(process.env.PORT ?? 4545),
     host: process.env.HOST ?? '127.0.0.1',
     storePath: process.env.STORE ?? 'webhooks.jsonl',
