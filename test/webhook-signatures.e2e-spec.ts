@@ -1,5 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
+import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
+import { WebhookConfigService } from '../src/modules/webhook-config/webhook-config.service';
 import { bearer, createApiKey, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
@@ -33,7 +35,7 @@ describe('Standard Webhooks signatures and secret rotation', () => {
   let receiver: TestReceiver;
 
   beforeAll(async () => {
-    t = await createTestApp({ WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,400ms' });
+    t = await createTestApp({ WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,400ms', WEBHOOK_SECRET_CLEANUP_INTERVAL: '500ms' });
   });
   afterAll(async () => {
     await t.close();
@@ -269,5 +271,21 @@ describe('Standard Webhooks signatures and secret rotation', () => {
     expect(standardVerifies(webhook, NEW_SECRET)).toBe(true);
     expect(standardVerifies(webhook, OLD_SECRET)).toBe(false);
     expect(webhook.headers['x-service-webhook-hmac-previous']).toBeUndefined();
+  });
+
+  it('the cleanup of expired secrets never waits behind a change holding the configuration', async () => {
+    const holder = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table "webhook_config" in access exclusive mode');
+      // It gives up instead of queueing; the next run erases what is due.
+      await expect(t.app.get(WebhookConfigService).eraseExpiredPreviousSecrets()).rejects.toThrow(/lock timeout/);
+      await holder.query('rollback');
+      await expect(t.app.get(WebhookConfigService).eraseExpiredPreviousSecrets()).resolves.toEqual(expect.any(Number));
+    } finally {
+      await holder.query('rollback').catch(() => undefined);
+      await holder.end();
+    }
   });
 });

@@ -4,9 +4,10 @@ import { WebhookConfigService } from './webhook-config.service';
 
 /**
  * Erases rotated-out secrets once their window has closed, so a secret nobody should sign with
- * any more is not kept at rest. Runs in worker processes (ROLE=worker|all) on the reconcile
- * interval; delivery already stops using a previous secret at its expiry instant, so this only
- * decides how soon it leaves storage.
+ * any more is not kept at rest. Runs in worker processes (ROLE=worker|all) every
+ * WEBHOOK_SECRET_CLEANUP_INTERVAL; delivery already stops using a previous secret at its expiry
+ * instant, so this only decides how soon it leaves storage. Rare and never waiting on a lock, so
+ * it cannot queue up behind, or hold up, changes to the configuration.
  */
 @Injectable()
 export class PreviousSecretCleanup implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -21,7 +22,7 @@ export class PreviousSecretCleanup implements OnApplicationBootstrap, OnApplicat
 
   onApplicationBootstrap(): void {
     if (this.config.role === 'api') return;
-    this.timer = setInterval(() => void this.run(), this.config.webhook.reconcileIntervalMs);
+    this.timer = setInterval(() => void this.run(), this.config.webhook.secretCleanupIntervalMs);
     this.timer.unref();
   }
 

@@ -13,6 +13,9 @@ export const WEBHOOK_CONFIG_SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'webhook_config', idColumn: 'organization_id', idType: 'uuid', column: 'previous_shared_secret_sealed', contextColumn: 'organization_id' },
 ];
 
+/** How long the expired-secret cleanup waits for a lock before leaving it to its next run. */
+const CLEANUP_LOCK_TIMEOUT_MS = 100;
+
 export class WebhookConfigRepository extends EntityRepository<WebhookConfig> {
   findByOrganization(organizationId: string): Promise<WebhookConfig | null> {
     return this.findOne({ organizationId });
@@ -42,11 +45,19 @@ export class WebhookConfigRepository extends EntityRepository<WebhookConfig> {
     return reports;
   }
 
-  /** Erases the previous secrets whose window closed at or before `now`; how many were erased. */
+  /**
+   * Erases the previous secrets whose window closed at or before `now`; how many were erased.
+   * Gives up at once (and is tried again next time) when a change holds the rows or the table,
+   * rather than waiting in line with requests.
+   */
   async erasePreviousSecretsExpiredBy(now: Date): Promise<number> {
-    return this.nativeUpdate(
-      { previousSecretExpiresAt: { $lte: now } },
-      { previousSharedSecretSealed: null, previousSecretExpiresAt: null },
-    );
+    return this.em.transactional(async (em) => {
+      await em.execute(`set local lock_timeout = '${CLEANUP_LOCK_TIMEOUT_MS}ms'`, [], 'run');
+      return em.nativeUpdate(
+        this.entityName,
+        { previousSecretExpiresAt: { $lte: now } },
+        { previousSharedSecretSealed: null, previousSecretExpiresAt: null },
+      );
+    });
   }
 }
