@@ -10,7 +10,7 @@ const PRODUCERS: Record<WebhookType, Array<{ resourceType: string; action: strin
     { resourceType: 'Token', action: 'create', changes: 'null', when: 'POST /v1/tokens' },
     { resourceType: 'Token', action: 'update', changes: 'tokenMetadata', when: 'PATCH /v1/tokens/{tokenId}' },
   ],
-  transaction: [{ resourceType: 'Transaction', action: 'create', changes: 'null', when: 'POST /v1/transactions' }],
+  transaction: [{ resourceType: 'Transaction', action: 'create', changes: 'null', when: 'POST /v1/transactions, and each movement of POST /v1/transactions/batch' }],
   payment: [],
   kyc: [],
   document: [],
