@@ -102,7 +102,10 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
     const { stdout } = await reseal(ringBA);
     expect(JSON.parse(stdout.trim())).toEqual({
       keyId: 'b',
-      columns: [{ table: 'webhook_config', column: 'shared_secret_sealed', resealed: 2, changedMeanwhile: 0, unopenable: 0 }],
+      columns: [
+        { table: 'webhook_config', column: 'shared_secret_sealed', resealed: 2, changedMeanwhile: 0, unopenable: 0 },
+        { table: 'webhook_config', column: 'previous_shared_secret_sealed', resealed: 0, changedMeanwhile: 0, unopenable: 0 },
+      ],
     });
     const after = await sealedValues();
     expect(after.get(org1.id)).toMatch(/^v2\.b\./);
