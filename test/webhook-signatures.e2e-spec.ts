@@ -147,8 +147,8 @@ describe('Standard Webhooks signatures and secret rotation', () => {
 
     // Sealed at rest, both of them: neither appears in the table.
     const row = await configRow(org);
-    expect(row.shared_secret_sealed).toMatch(/^v1\./);
-    expect(row.previous_shared_secret_sealed).toMatch(/^v1\./);
+    expect(row.shared_secret_sealed).toMatch(/^v2\./);
+    expect(row.previous_shared_secret_sealed).toMatch(/^v2\./);
     expect(JSON.stringify(row)).not.toContain(generated);
     expect(JSON.stringify(row)).not.toContain(OLD_SECRET);
 
@@ -251,7 +251,7 @@ describe('Standard Webhooks signatures and secret rotation', () => {
       () => configRow(org),
       (row) => row.previous_shared_secret_sealed === null && row.previous_secret_expires_at === null,
     );
-    expect((await configRow(org)).shared_secret_sealed).toMatch(/^v1\./);
+    expect((await configRow(org)).shared_secret_sealed).toMatch(/^v2\./);
   });
 
   it('a zero window stops the old secret at once', async () => {
