@@ -55,8 +55,9 @@ describe('webhook delivery under faults', () => {
       await receiver.waitFor((r) => new Set(r.map((w) => w.body.resourceId)).size === 10);
 
       // Every webhook now waits for its retry in Redis; lose all of that.
-      await redis.flushdb();
-      expect(await redis.dbsize()).toBe(0);
+      // The running app writes to Redis again within milliseconds (locks, the retries it
+      // re-enqueues), so the flush's own answer is what shows everything was dropped.
+      expect(await redis.flushdb()).toBe('OK');
       receiver.behaviour = () => ({ status: 200 });
       const more = await Promise.all(Array.from({ length: 5 }, (_, i) => createWallet(t, org, `after${i}`)));
 
