@@ -6,6 +6,7 @@ import { Migration20261122030000WebhookConfig } from './Migration20261122030000W
 import { Migration20261122040000WebhookDelivery } from './Migration20261122040000WebhookDelivery';
 import { Migration20261123100000AuditChain } from './Migration20261123100000AuditChain';
 import { Migration20261123110000WebhookSecretRotation } from './Migration20261123110000WebhookSecretRotation';
+import { Migration20261123200000WebhookEndpoints } from './Migration20261123200000WebhookEndpoints';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261122040000WebhookDelivery', class: Migration20261122040000WebhookDelivery },
   { name: 'Migration20261123100000AuditChain', class: Migration20261123100000AuditChain },
   { name: 'Migration20261123110000WebhookSecretRotation', class: Migration20261123110000WebhookSecretRotation },
+  { name: 'Migration20261123200000WebhookEndpoints', class: Migration20261123200000WebhookEndpoints },
 ];

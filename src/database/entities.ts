@@ -8,6 +8,7 @@ import { IdempotencyKey } from '../modules/transactions/idempotency-key.entity';
 import { NftTransaction } from '../modules/transactions/nft-transaction.entity';
 import { Wallet } from '../modules/wallets/wallet.entity';
 import { WebhookConfig } from '../modules/webhook-config/webhook-config.entity';
+import { WebhookEndpoint } from '../modules/webhook-config/webhook-endpoint.entity';
 import { WebhookAttempt } from '../modules/webhooks/webhook-attempt.entity';
 import { WebhookDelivery } from '../modules/webhooks/webhook-delivery.entity';
 import { NftWhitelistContract } from '../modules/whitelist/nft-whitelist-contract.entity';
@@ -27,6 +28,7 @@ export const ENTITIES = [
   NftWhitelist,
   NftWhitelistContract,
   WebhookConfig,
+  WebhookEndpoint,
   WebhookDelivery,
   WebhookAttempt,
 ];

@@ -30,6 +30,10 @@ export class DomainEvent extends BaseEntity<'relayedAt' | 'processedAt'> {
   @Property({ type: 'jsonb', nullable: true })
   changes: EventChanges | null;
 
+  /** The contract (lowercase) of the token the event is about, for endpoint filters; null otherwise. */
+  @Property({ type: 'text', nullable: true })
+  contractAddress: string | null = null;
+
   /** Set once the event's job is in the queue. */
   @Property({ type: 'timestamptz', length: 6, nullable: true })
   relayedAt: Date | null = null;

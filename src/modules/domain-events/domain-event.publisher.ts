@@ -17,9 +17,12 @@ export interface ExtensionEventInput {
   changes: EventChanges | null;
 }
 
+/** Not part of the webhook body: the contract of the token an event is about, for endpoint filters. */
+type WithContract<T> = T & { contractAddress?: string | null };
+
 @Injectable()
 export class DomainEventPublisher {
-  publish(em: EntityManager, organizationId: string, event: DomainEventInput | ExtensionEventInput): DomainEvent {
+  publish(em: EntityManager, organizationId: string, event: WithContract<DomainEventInput | ExtensionEventInput>): DomainEvent {
     if (!BUILT_IN_RESOURCE_TYPES.includes(event.resourceType) && !isDeclaredEvent(event.webhookType, event.resourceType, event.action)) {
       // A programming error, not bad input: the module forgot to declare what it publishes.
       throw new Error(`Undeclared domain event ${event.webhookType}/${event.resourceType}.${event.action}: declare it in the module's extension definition.`);
@@ -32,6 +35,7 @@ export class DomainEventPublisher {
       action: event.action,
       changes: event.changes,
     });
+    row.contractAddress = event.contractAddress ?? null;
     em.persist(row);
     return row;
   }
@@ -41,18 +45,19 @@ export class DomainEventPublisher {
    * write paths skip the unit of work's change-set computation for rows written once. Events
    * are inserted in the given order (their ids are UUIDv7, so they sort so too).
    */
-  async publishMany(em: EntityManager, organizationId: string, events: DomainEventInput[]): Promise<DomainEvent[]> {
-    const rows = events.map(
-      (event) =>
-        new DomainEvent({
-          organizationId,
-          webhookType: event.webhookType,
-          resourceType: event.resourceType,
-          resourceId: event.resourceId,
-          action: event.action,
-          changes: event.changes,
-        }),
-    );
+  async publishMany(em: EntityManager, organizationId: string, events: WithContract<DomainEventInput>[]): Promise<DomainEvent[]> {
+    const rows = events.map((event) => {
+      const row = new DomainEvent({
+        organizationId,
+        webhookType: event.webhookType,
+        resourceType: event.resourceType,
+        resourceId: event.resourceId,
+        action: event.action,
+        changes: event.changes,
+      });
+      row.contractAddress = event.contractAddress ?? null;
+      return row;
+    });
     await em.getRepository(DomainEvent).insertRows(rows);
     return rows;
   }

@@ -12,14 +12,17 @@ export const VISIBLE_TOKEN_SQL = `select ${tokenColumnsSql('t', 'tk_')}
         where t."organization_id" = ? and t."id" = ? and ${tokenVisibleSql('t')}`;
 
 export class TokenRepository extends EntityRepository<Token> {
-  /** Which of `ids` are tokens of the organization: one plain statement, no entities loaded. */
-  async existingIds(organizationId: string, ids: string[]): Promise<Set<string>> {
-    const rows = await queryRows<{ id: string }>(
+  /**
+   * Which of `ids` are tokens of the organization, each with its contract address (events carry
+   * it for endpoint filters): one plain statement, no entities loaded.
+   */
+  async existingIds(organizationId: string, ids: string[]): Promise<Map<string, string>> {
+    const rows = await queryRows<{ id: string; contract_address: string }>(
       this.getEntityManager(),
-      'select "id" from "token" where "organization_id" = ? and "id" = any(?::uuid[])',
+      'select "id", "contract_address" from "token" where "organization_id" = ? and "id" = any(?::uuid[])',
       [organizationId, ids],
     );
-    return new Set(rows.map((row) => row.id));
+    return new Map(rows.map((row) => [row.id, row.contract_address]));
   }
 
   findInOrganization(organizationId: string, id: string): Promise<Token | null> {

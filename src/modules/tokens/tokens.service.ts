@@ -34,6 +34,7 @@ export class TokensService {
           action: 'create',
           resourceId: token.id,
           changes: null,
+          contractAddress,
         });
       });
     } catch (error) {
@@ -73,6 +74,7 @@ export class TokensService {
         action: 'update',
         resourceId: token.id,
         changes,
+        contractAddress: token.contractAddress,
       });
       return token;
     });
@@ -85,8 +87,11 @@ export class TokensService {
     return token;
   }
 
-  /** Which of `tokenIds` belong to the organization, read on the caller's transaction in one statement. */
-  existingInTransaction(em: EntityManager, organizationId: string, tokenIds: string[]): Promise<Set<string>> {
+  /**
+   * Which of `tokenIds` belong to the organization, each with its contract address, read on the
+   * caller's transaction in one statement.
+   */
+  existingInTransaction(em: EntityManager, organizationId: string, tokenIds: string[]): Promise<Map<string, string>> {
     return em.getRepository(Token).existingIds(organizationId, tokenIds);
   }
 }

@@ -34,7 +34,7 @@ export interface BatchPlan {
  */
 export function planBatch(
   movements: BatchMovement[],
-  knownTokens: ReadonlySet<string>,
+  knownTokens: { has(tokenId: string): boolean },
   knownWallets: ReadonlySet<string>,
   balances: ReadonlyMap<string, bigint>,
 ): BatchPlan | { refusal: BatchRefusal } {

@@ -75,9 +75,8 @@ export class TransactionsService {
 
       // Plain statements, no entities loaded: the unit of work would have nothing to do but compute
       // change sets for rows that are only checked or written once.
-      if (!(await this.tokens.existingInTransaction(em, organizationId, [request.tokenId])).has(request.tokenId)) {
-        throw tokenNotFound(request.tokenId);
-      }
+      const contractAddress = (await this.tokens.existingInTransaction(em, organizationId, [request.tokenId])).get(request.tokenId);
+      if (contractAddress === undefined) throw tokenNotFound(request.tokenId);
       const parties = [request.fromWalletId, request.toWalletId].filter((id): id is string => id !== null);
       const known = await this.wallets.existingInTransaction(em, organizationId, parties);
       const missing = parties.find((id) => !known.has(id));
@@ -87,7 +86,7 @@ export class TransactionsService {
       const transaction = new NftTransaction({ organizationId, type: kind.type, ...request });
       await em.getRepository(NftTransaction).insertRows([transaction]);
       await this.events.publishMany(em, organizationId, [
-        { webhookType: 'transaction', resourceType: 'Transaction', action: 'create', resourceId: transaction.id, changes: null },
+        { webhookType: 'transaction', resourceType: 'Transaction', action: 'create', resourceId: transaction.id, changes: null, contractAddress },
       ]);
       const answer = TransactionDto.from(transaction);
       if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, IDEMPOTENCY_SCOPE, idempotencyKey, answer);
@@ -151,7 +150,14 @@ export class TransactionsService {
       await this.events.publishMany(
         em,
         organizationId,
-        rows.map((row) => ({ webhookType: 'transaction', resourceType: 'Transaction', action: 'create', resourceId: row.id, changes: null })),
+        rows.map((row) => ({
+          webhookType: 'transaction',
+          resourceType: 'Transaction',
+          action: 'create',
+          resourceId: row.id,
+          changes: null,
+          contractAddress: knownTokens.get(row.tokenId) ?? null,
+        })),
       );
       const answer = rows.map((row) => TransactionDto.from(row));
       if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, BATCH_IDEMPOTENCY_SCOPE, idempotencyKey, answer);

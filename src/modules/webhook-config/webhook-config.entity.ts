@@ -37,6 +37,10 @@ export class WebhookConfig {
   @Property({ type: 'timestamptz', length: 6, nullable: true })
   previousSecretExpiresAt: Date | null = null;
 
+  /** Why the service switched the endpoint off ("failing"); null when enabled or switched off by a user. */
+  @Property({ type: 'text', nullable: true })
+  disabledReason: string | null = null;
+
   @Property({ type: 'timestamptz', length: 6 })
   updatedAt: Date;
 

@@ -6,8 +6,9 @@ export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
- * One webhook: its id is the id of the domain event it reports, so every attempt and every
- * redelivery carries the same id and receivers can deduplicate on it.
+ * One webhook: one event sent to one endpoint. Its id is stable across attempts, redeliveries
+ * and replays, so receivers can deduplicate on it; the default endpoint's webhook of an event
+ * has the event's own id.
  */
 @Entity({ tableName: 'webhook_delivery', repository: () => WebhookDeliveryRepository })
 export class WebhookDelivery {
@@ -21,6 +22,14 @@ export class WebhookDelivery {
 
   @ManyToOne(() => Organization, { mapToPk: true, fieldName: 'organization_id', deleteRule: 'cascade' })
   organizationId: string;
+
+  /** The domain event reported, shared by the webhooks of one event (x-service-webhook-event-id). */
+  @Property({ type: 'uuid' })
+  eventId: string;
+
+  /** The endpoint it is sent to: the organization's id for the default endpoint. */
+  @Property({ type: 'uuid' })
+  endpointId: string;
 
   @Property({ type: 'text' })
   webhookType: string;

@@ -109,9 +109,9 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
          select * from unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[])
            as u(id, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, claimed)
        ), d as (
-         insert into webhook_delivery (id, created_at, organization_id, webhook_type, resource_type, resource_id, action,
+         insert into webhook_delivery (id, event_id, endpoint_id, created_at, organization_id, webhook_type, resource_type, resource_id, action,
            payload, event_created_at, status, attempt_count, cycle_start_attempt, last_attempt_at, next_attempt_at)
-         select id, ?, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, 'pending',
+         select id, id, organization_id, ?, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, 'pending',
                 case when claimed then 1 else 0 end, 0,
                 case when claimed then ?::timestamptz end,
                 case when claimed then ?::timestamptz else ?::timestamptz end

@@ -86,6 +86,8 @@ export class WebhooksService {
       event.processedAt = new Date();
       const delivery = em.create(WebhookDelivery, {
         id: event.id,
+        eventId: event.id,
+        endpointId: key.organizationId,
         createdAt: new Date(),
         organizationId: key.organizationId,
         webhookType,

@@ -1,0 +1,68 @@
+import { Entity, EntityRepositoryType, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
+import { v7 as uuidv7 } from 'uuid';
+import type { WebhookType } from '../domain-events/domain-event.catalogue';
+import { Organization } from '../organizations/organization.entity';
+import { WebhookEndpointRepository } from './webhook-endpoint.repository';
+
+/**
+ * A receiver an organization added beside its default endpoint (the seed's webhook_config row,
+ * whose endpoint id is the organization's id). Each has its own url, secret, types and filter.
+ */
+@Entity({ tableName: 'webhook_endpoint', repository: () => WebhookEndpointRepository })
+export class WebhookEndpoint {
+  [EntityRepositoryType]?: WebhookEndpointRepository;
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = uuidv7();
+
+  @ManyToOne(() => Organization, { mapToPk: true, fieldName: 'organization_id', deleteRule: 'cascade' })
+  organizationId: string;
+
+  @Property({ type: 'text' })
+  url: string;
+
+  @Property({ type: 'text', nullable: true })
+  description: string | null = null;
+
+  @Property({ type: 'boolean' })
+  enabled: boolean;
+
+  @Property({ type: 'text[]' })
+  webhookTypes: WebhookType[];
+
+  /** Lowercase contract addresses; null means no filter. */
+  @Property({ type: 'text[]', nullable: true })
+  contractAddresses: string[] | null = null;
+
+  /** AES-256-GCM sealed with the organization id as context (see secret-box.ts). */
+  @Property({ type: 'text', hidden: true })
+  sharedSecretSealed: string;
+
+  @Property({ type: 'text', nullable: true, hidden: true })
+  previousSharedSecretSealed: string | null = null;
+
+  @Property({ type: 'timestamptz', length: 6, nullable: true })
+  previousSecretExpiresAt: Date | null = null;
+
+  /** Why the service switched the endpoint off ("failing"); null when enabled or switched off by a user. */
+  @Property({ type: 'text', nullable: true })
+  disabledReason: string | null = null;
+
+  @Property({ type: 'timestamptz', length: 6 })
+  createdAt: Date = new Date();
+
+  @Property({ type: 'timestamptz', length: 6 })
+  updatedAt: Date = new Date();
+
+  constructor(init: {
+    organizationId: string;
+    url: string;
+    description: string | null;
+    enabled: boolean;
+    webhookTypes: WebhookType[];
+    contractAddresses: string[] | null;
+    sharedSecretSealed: string;
+  }) {
+    Object.assign(this, init);
+  }
+}
