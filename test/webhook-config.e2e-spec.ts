@@ -139,6 +139,10 @@ describe('webhook configuration', () => {
       expect(res.body).toEqual(expect.objectContaining({ url: null, hasSharedSecret: false, enabled: false }));
       expect(await t.app.get(DeliveryTargetReader).target(org.id)).toEqual({
         organizationId: org.id,
+        endpointId: org.id,
+        isDefault: true,
+        contractAddresses: null,
+        updatedAt: expect.any(Date),
         enabled: false,
         url: null,
         webhookTypes: [],
@@ -318,6 +322,10 @@ describe('webhook configuration', () => {
       await patchConfig(t, org, { url: 'http://127.0.0.1:9999/in', sharedSecret: first, webhookTypes: ['transaction'], enabled: true }).expect(200);
       expect(await service.target(org.id)).toEqual({
         organizationId: org.id,
+        endpointId: org.id,
+        isDefault: true,
+        contractAddresses: null,
+        updatedAt: expect.any(Date),
         enabled: true,
         url: 'http://127.0.0.1:9999/in',
         webhookTypes: ['transaction'],
@@ -343,7 +351,19 @@ describe('webhook configuration', () => {
     it('gives the delivery code every change on the very next read', async () => {
       const org = await newOrganization(t);
       const service = t.app.get(DeliveryTargetReader);
-      expect(await service.target(org.id)).toEqual({ organizationId: org.id, enabled: false, url: null, webhookTypes: [], secret: null, secretError: null, previous: null });
+      expect(await service.target(org.id)).toEqual({
+        organizationId: org.id,
+        endpointId: org.id,
+        isDefault: true,
+        enabled: false,
+        url: null,
+        webhookTypes: [],
+        contractAddresses: null,
+        secret: null,
+        secretError: null,
+        previous: null,
+        updatedAt: expect.any(Date),
+      });
       await patchConfig(t, org, { url: 'http://127.0.0.1:9999/a', sharedSecret: secretFor('fresh'), enabled: true, webhookTypes: ['nft'] }).expect(200);
       expect((await service.target(org.id))?.enabled).toBe(true);
       await patchConfig(t, org, { enabled: false }).expect(200);

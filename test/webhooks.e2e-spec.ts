@@ -56,6 +56,7 @@ describe('webhook delivery', () => {
       changes: null,
     });
     expect(webhook.headers['x-service-webhook-id']).toBe(webhook.body.id);
+    expect(webhook.headers['x-service-webhook-event-id']).toBe(webhook.body.id);
     expect(webhook.headers['x-service-webhook-attempt']).toBe('1');
     expect(webhook.headers['user-agent']).toMatch(/nft-wallet-webhooks/);
 
@@ -68,6 +69,10 @@ describe('webhook delivery', () => {
     );
     expect(log.body.webhooks[0]).toEqual({
       id: webhook.body.id,
+      // The default endpoint (the seed's configuration) has the organization's id; its webhook
+      // of an event has the event's id.
+      endpointId: org.id,
+      eventId: webhook.body.id,
       webhookType: 'custodialAccount',
       resourceType: 'Wallet',
       resourceId: walletId,

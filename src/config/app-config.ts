@@ -94,6 +94,8 @@ export abstract class AppConfig {
     readonly reconcileIntervalMs: number;
     /** How often a worker erases previous (rotated-out) secrets whose window has closed. */
     readonly secretCleanupIntervalMs: number;
+    /** An endpoint whose every attempt failed for this long (with enough failed webhooks) is disabled. */
+    readonly autoDisableAfterMs: number;
     readonly jobLockMs: number;
   };
   /** Audit entries older than retentionMs are pruned (keeping a chain checkpoint), checked every pruneIntervalMs. */
@@ -282,6 +284,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retentionMs: duration('WEBHOOK_RETENTION', 30 * 86_400_000),
       relayIntervalMs: duration('OUTBOX_POLL_INTERVAL', 1000),
       reconcileIntervalMs: duration('WEBHOOK_RECONCILE_INTERVAL', 30_000),
+      autoDisableAfterMs: duration('WEBHOOK_AUTO_DISABLE_AFTER', 5 * 86_400_000),
       secretCleanupIntervalMs: duration('WEBHOOK_SECRET_CLEANUP_INTERVAL', 60_000),
       jobLockMs: duration('WEBHOOK_JOB_LOCK', 30_000),
     },

@@ -67,6 +67,7 @@ describe('completeOpenApiDocument', () => {
     expect(nft.parameters.map((p: { name: string }) => p.name)).toEqual([
       'user-agent',
       'x-service-webhook-id',
+      'x-service-webhook-event-id',
       'x-service-webhook-attempt',
       'x-service-webhook-hmac',
       'x-service-webhook-hmac-previous',

@@ -96,7 +96,12 @@ function headerParameters(timeoutMs: number): Schema[] {
   const header = (name: string, description: string, schema: Schema, required = true) => ({ name, in: 'header', required, description, schema });
   return [
     header('user-agent', 'Identifies the sender.', { type: 'string', examples: ['nft-wallet-webhooks/1.0'] }),
-    header('x-service-webhook-id', 'The body `id`.', { type: 'string', format: 'uuid' }),
+    header('x-service-webhook-id', 'The body `id`: this webhook, one per event and endpoint, stable across retries, redeliveries and replays.', { type: 'string', format: 'uuid' }),
+    header(
+      'x-service-webhook-event-id',
+      "The event's id, shared by the webhooks one event sends to several endpoints (for the default endpoint it equals the webhook id).",
+      { type: 'string', format: 'uuid' },
+    ),
     header('x-service-webhook-attempt', 'Attempt number of this webhook, from 1; keeps counting across redeliveries.', { type: 'string', pattern: '^[1-9]\\d*$' }),
     header('x-service-webhook-hmac', 'Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret.', { type: 'string', format: 'byte' }),
     header(

@@ -49,6 +49,8 @@ export async function createOrgFixture(t: TestApp, receiver: TestReceiver): Prom
       tokenId: token.id,
       transactionId: transaction.id,
       webhookId: log.body.webhooks[0].id,
+      // The default endpoint (the seed's configuration) has the organization's id.
+      endpointId: org.id,
       contractAddress,
     },
   };
@@ -66,6 +68,8 @@ export function sampleBody(method: string, path: string, params: Record<string, 
     'POST /v1/transactions': () => ({ tokenId: params.tokenId, toWalletId: params.walletId }),
     'POST /v1/transactions/batch': () => ({ transactions: [{ tokenId: params.tokenId, toWalletId: params.walletId }] }),
     'POST /api/organization/v1/current-organization/webhook-config/test': () => ({}),
+    'POST /api/organization/v1/current-organization/webhook-endpoints/:endpointId/test': () => ({}),
+    'POST /api/organization/v1/current-organization/webhooks/replay': () => ({ since: new Date(Date.now() - 60_000).toISOString() }),
     'PATCH /api/organization/v1/current-organization/webhook-config': () => ({}),
     'PATCH /api/organization/v1/current-organization/nft-whitelist': () => ({ enabled: false }),
     'POST /api/organization/v1/current-organization/nft-whitelist/contracts': () => ({ contractAddresses: [newAddress()] }),

@@ -7,6 +7,8 @@ export interface ReceivedWebhook {
   raw: Buffer;
   body: Record<string, unknown>;
   receivedAt: number;
+  /** The request path, so one server can stand in for several endpoints on one host. */
+  path: string;
 }
 
 /**
@@ -26,8 +28,13 @@ export class TestReceiver {
   private readonly hanging = new Set<ServerResponse>();
 
   get url(): string {
+    return this.urlFor('/webhooks');
+  }
+
+  /** A url on this receiver with another path (another endpoint on the same host). */
+  urlFor(path: string): string {
     const { port } = this.server!.address() as AddressInfo;
-    return `http://127.0.0.1:${port}/webhooks`;
+    return `http://127.0.0.1:${port}${path}`;
   }
 
   async start(port = 0): Promise<this> {
@@ -42,7 +49,7 @@ export class TestReceiver {
         } catch {
           body = {};
         }
-        const webhook = { headers: req.headers, raw, body, receivedAt: Date.now() };
+        const webhook = { headers: req.headers, raw, body, receivedAt: Date.now(), path: req.url ?? '/' };
         this.received.push(webhook);
         const action = this.behaviour(this.received.length, webhook);
         if (action === 'hang') {

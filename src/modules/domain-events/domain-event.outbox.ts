@@ -11,6 +11,8 @@ export interface PendingEvent {
   resourceId: string;
   action: string;
   changes: Record<string, unknown> | null;
+  /** The contract of the token the event is about (lowercase), for endpoint filters. */
+  contractAddress: string | null;
   createdAt: string;
 }
 
@@ -22,6 +24,7 @@ interface PendingRow {
   resource_id: string;
   action: string;
   changes: Record<string, unknown> | null;
+  contract_address: string | null;
   created_at: string;
 }
 
@@ -63,7 +66,7 @@ export class DomainEventOutbox {
     const out = new Map<string, PendingEvent>();
     if (ids.length === 0) return out;
     const result = await this.knex.raw(
-      `select id, organization_id, webhook_type, resource_type, resource_id, action, changes, created_at
+      `select id, organization_id, webhook_type, resource_type, resource_id, action, changes, contract_address, created_at
          from domain_event where id = any(?::uuid[]) and processed_at is null`,
       [[...ids]],
     );
@@ -76,6 +79,7 @@ export class DomainEventOutbox {
         resourceId: r.resource_id,
         action: r.action,
         changes: r.changes,
+        contractAddress: r.contract_address,
         createdAt: r.created_at,
       });
     }

@@ -5,39 +5,51 @@ import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { openSecret } from './secret-box';
 
 /**
- * Where and how an organization's webhooks are sent, as the delivery worker needs it: the url,
- * the subscribed types, the enabled switch and the shared secret already opened. `secretError`
- * says why a stored secret could not be opened (wrong key, altered value): the worker then ends
- * the webhook failed with that reason rather than retrying something that can never succeed.
+ * Where and how one endpoint's webhooks are sent, as the delivery worker needs it: the url, the
+ * subscribed types, the contract filter, the enabled switch and the shared secret already opened.
+ * `secretError` says why a stored secret could not be opened (wrong key, altered value): the
+ * worker then ends the webhook failed with that reason rather than retrying something that can
+ * never succeed. The default endpoint (the seed's configuration) has the organization's id.
  */
 export interface DeliveryTarget {
   organizationId: string;
+  endpointId: string;
+  isDefault: boolean;
   url: string | null;
   enabled: boolean;
   webhookTypes: WebhookType[];
+  /** Lowercase contract addresses an `nft` or `transaction` webhook must be about; null for none. */
+  contractAddresses: string[] | null;
   secret: string | null;
   secretError: string | null;
   /** The secret a rotation replaced, signing beside the current one until `expiresAt`. */
   previous: { secret: string; expiresAt: Date } | null;
+  /** When the endpoint last changed (auto-disable judges failures from then on at the earliest). */
+  updatedAt: Date;
 }
 
-interface ConfigRow {
+interface EndpointRow {
+  endpoint_id: string;
   organization_id: string;
+  is_default: boolean;
   url: string | null;
   enabled: boolean;
   webhook_types: string[] | string | null;
+  contract_addresses: string[] | string | null;
   shared_secret_sealed: string | null;
   previous_shared_secret_sealed: string | null;
   previous_secret_expires_at: Date | string | null;
+  updated_at: Date | string;
 }
 
 const SECRET_CACHE_MAX = 1000;
 
 /**
- * The one mapping from a webhook_config row to a delivery target. The row is read fresh on every
- * call (one statement for any number of organizations), so a change applies to the very next
- * webhook; only the decryption of a sealed value is cached, keyed by the sealed value itself.
- * An organization without a row has the defaults: disabled, nothing configured.
+ * The one mapping from stored endpoints (the default's webhook_config row and the
+ * webhook_endpoint rows) to delivery targets. Rows are read fresh on every call (one statement
+ * for any number of organizations), so a change applies to the very next webhook; only the
+ * decryption of a sealed value is cached, keyed by the sealed value itself. An organization
+ * without a configuration row has the default's defaults: disabled, nothing configured.
  */
 @Injectable()
 export class DeliveryTargetReader {
@@ -48,28 +60,41 @@ export class DeliveryTargetReader {
     private readonly config: AppConfig,
   ) {}
 
-  async targets(organizationIds: readonly string[]): Promise<Map<string, DeliveryTarget>> {
+  /** Every endpoint of each organization, the default first. */
+  async endpoints(organizationIds: readonly string[]): Promise<Map<string, DeliveryTarget[]>> {
     const unique = [...new Set(organizationIds)];
-    const out = new Map<string, DeliveryTarget>();
+    const out = new Map<string, DeliveryTarget[]>();
     if (unique.length === 0) return out;
-    const result = await this.em
-      .getKnex()
-      .raw(
-        `select organization_id, url, enabled, webhook_types, shared_secret_sealed,
-                previous_shared_secret_sealed, previous_secret_expires_at
-           from webhook_config where organization_id = any(?::uuid[])`,
-        [unique],
-      );
-    for (const row of result.rows as ConfigRow[]) out.set(row.organization_id, this.toTarget(row));
-    for (const id of unique) if (!out.has(id)) out.set(id, defaultTarget(id));
+    const result = await this.em.getKnex().raw(
+      `select organization_id as endpoint_id, organization_id, true as is_default, url, enabled, webhook_types,
+              null::text[] as contract_addresses, shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at,
+              updated_at
+         from webhook_config where organization_id = any(?::uuid[])
+       union all
+       select id, organization_id, false, url, enabled, webhook_types,
+              contract_addresses, shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at, updated_at
+         from webhook_endpoint where organization_id = any(?::uuid[])
+       order by 2, 3 desc, 1`,
+      [unique, unique],
+    );
+    for (const id of unique) out.set(id, []);
+    for (const row of result.rows as EndpointRow[]) (out.get(row.organization_id) as DeliveryTarget[]).push(this.toTarget(row));
+    for (const [id, targets] of out) if (!targets[0]?.isDefault) targets.unshift(defaultTarget(id));
     return out;
   }
 
+  /** The organization's default endpoint (the seed's webhook configuration). */
   async target(organizationId: string): Promise<DeliveryTarget> {
-    return (await this.targets([organizationId])).get(organizationId) as DeliveryTarget;
+    return ((await this.endpoints([organizationId])).get(organizationId) as DeliveryTarget[])[0];
   }
 
-  private toTarget(row: ConfigRow): DeliveryTarget {
+  /** One endpoint of the organization; null when it does not exist (never created, or deleted). */
+  async endpoint(organizationId: string, endpointId: string): Promise<DeliveryTarget | null> {
+    const all = (await this.endpoints([organizationId])).get(organizationId) as DeliveryTarget[];
+    return all.find((target) => target.endpointId === endpointId) ?? null;
+  }
+
+  private toTarget(row: EndpointRow): DeliveryTarget {
     let secret: string | null = null;
     let secretError: string | null = null;
     if (row.shared_secret_sealed !== null) {
@@ -79,14 +104,19 @@ export class DeliveryTargetReader {
         secretError = `the shared secret cannot be opened: ${(error as Error).message}`;
       }
     }
+    const contracts = row.contract_addresses === null ? null : parseTextArray(row.contract_addresses);
     return {
       organizationId: row.organization_id,
+      endpointId: row.endpoint_id,
+      isDefault: row.is_default === true,
       url: row.url,
       enabled: row.enabled === true,
       webhookTypes: parseTextArray(row.webhook_types) as WebhookType[],
+      contractAddresses: contracts,
       secret,
       secretError,
       previous: this.previousOf(row),
+      updatedAt: new Date(row.updated_at),
     };
   }
 
@@ -94,7 +124,7 @@ export class DeliveryTargetReader {
    * The previous secret while its window lasts. One that no longer opens only loses its overlap
    * (receivers already have the current secret), so it never fails a webhook.
    */
-  private previousOf(row: ConfigRow): DeliveryTarget['previous'] {
+  private previousOf(row: EndpointRow): DeliveryTarget['previous'] {
     if (row.previous_shared_secret_sealed === null || row.previous_secret_expires_at === null) return null;
     try {
       return {
@@ -119,7 +149,19 @@ export class DeliveryTargetReader {
 }
 
 function defaultTarget(organizationId: string): DeliveryTarget {
-  return { organizationId, url: null, enabled: false, webhookTypes: [], secret: null, secretError: null, previous: null };
+  return {
+    organizationId,
+    endpointId: organizationId,
+    isDefault: true,
+    url: null,
+    enabled: false,
+    webhookTypes: [],
+    contractAddresses: null,
+    secret: null,
+    secretError: null,
+    previous: null,
+    updatedAt: new Date(0),
+  };
 }
 
 /** text[] arrives parsed from pg, or as its literal (`{a,b}`) when no array parser is registered. */

@@ -1,4 +1,5 @@
 import { EntityRepository } from '@mikro-orm/postgresql';
+import { queryRows } from '../../database/raw-sql';
 import type { Knex } from 'knex';
 import type { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookAttempt } from './webhook-attempt.entity';
@@ -7,6 +8,8 @@ import { WebhookAttempt } from './webhook-attempt.entity';
 export interface DeliveryState {
   id: string;
   organizationId: string;
+  endpointId: string;
+  eventId: string;
   status: DeliveryStatus;
   payload: string;
   resourceType: string;
@@ -20,6 +23,8 @@ export interface DeliveryState {
 /** A webhook judged from its event, created claimed (attempt 1 in flight) or waiting for a slot. */
 export interface NewDelivery {
   id: string;
+  eventId: string;
+  endpointId: string;
   organizationId: string;
   webhookType: string;
   resourceType: string;
@@ -33,6 +38,8 @@ export interface NewDelivery {
 /** The outcome of one attempt, and where the webhook stands after it. */
 export interface AttemptResult {
   id: string;
+  organizationId: string;
+  endpointId: string;
   attempt: number;
   cycleStartAttempt: number;
   durationMs: number;
@@ -55,9 +62,19 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
   }
 
   /** Newest first, keyset on the time-ordered id. */
-  page(organizationId: string, status: DeliveryStatus | undefined, before: string | null, limit: number) {
+  page(
+    organizationId: string,
+    filter: { status?: DeliveryStatus; endpointId?: string },
+    before: string | null,
+    limit: number,
+  ) {
     return this.find(
-      { organizationId, ...(status ? { status } : {}), ...(before ? { id: { $lt: before } } : {}) },
+      {
+        organizationId,
+        ...(filter.status ? { status: filter.status } : {}),
+        ...(filter.endpointId ? { endpointId: filter.endpointId } : {}),
+        ...(before ? { id: { $lt: before } } : {}),
+      },
       { orderBy: { id: 'desc' }, limit },
     );
   }
@@ -75,7 +92,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     const out = new Map<string, DeliveryState>();
     if (ids.length === 0) return out;
     const result = await this.knex.raw(
-      `select id, organization_id, status, payload, resource_type, attempt_count, cycle_start_attempt,
+      `select id, organization_id, endpoint_id, event_id, status, payload, resource_type, attempt_count, cycle_start_attempt,
               last_attempt_at, next_attempt_at, event_created_at
          from webhook_delivery where id = any(?::uuid[])`,
       [[...ids]],
@@ -84,6 +101,8 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
       out.set(r.id, {
         id: r.id,
         organizationId: r.organization_id,
+        endpointId: r.endpoint_id,
+        eventId: r.event_id,
         status: r.status,
         payload: r.payload,
         resourceType: r.resource_type,
@@ -106,12 +125,12 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     if (rows.length === 0) return;
     await trx.raw(
       `with u as (
-         select * from unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[])
-           as u(id, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, claimed)
+         select * from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[])
+           as u(id, event_id, endpoint_id, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, claimed)
        ), d as (
          insert into webhook_delivery (id, event_id, endpoint_id, created_at, organization_id, webhook_type, resource_type, resource_id, action,
            payload, event_created_at, status, attempt_count, cycle_start_attempt, last_attempt_at, next_attempt_at)
-         select id, id, organization_id, ?, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, 'pending',
+         select id, event_id, endpoint_id, ?, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, 'pending',
                 case when claimed then 1 else 0 end, 0,
                 case when claimed then ?::timestamptz end,
                 case when claimed then ?::timestamptz else ?::timestamptz end
@@ -122,6 +141,8 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
        select id, attempt_count, ?, 0, null, ? from d where attempt_count > 0`,
       [
         rows.map((r) => r.id),
+        rows.map((r) => r.eventId),
+        rows.map((r) => r.endpointId),
         rows.map((r) => r.organizationId),
         rows.map((r) => r.webhookType),
         rows.map((r) => r.resourceType),
@@ -187,14 +208,31 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
    * outcome (it did happen); the webhook's state changes only if that attempt is still its
    * current one (compare-and-set on the attempt count and the retry cycle): a redelivery or a
    * newer claim made while the request was in flight is never overwritten by the late result.
+   * The same statement keeps each endpoint's run of failures (webhook_endpoint_health): a success
+   * ends it; a failure starts it if none is running and counts the webhook when it is the first
+   * failure of its retry cycle (so a webhook is counted once, not once per retry). Endpoints are
+   * upserted in id order, so concurrent workers never lock them in opposite orders.
    * Returns the ids whose state was set.
    */
   async recordResults(rows: readonly AttemptResult[]): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
     const result = await this.knex.raw(
       `with u as (
-         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[])
-           as u(id, attempt, cycle_start_attempt, duration_ms, response_status, error, status, next_attempt_at, succeeded_at)
+         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[],
+                              ?::uuid[], ?::uuid[])
+           as u(id, attempt, cycle_start_attempt, duration_ms, response_status, error, status, next_attempt_at, succeeded_at,
+                organization_id, endpoint_id)
+       ), h as (
+         insert into webhook_endpoint_health as h (endpoint_id, organization_id, failing_since, failed_webhooks, last_success_at)
+         select endpoint_id, (array_agg(organization_id))[1],
+                case when bool_or(status = 'succeeded') then null else now() end,
+                case when bool_or(status = 'succeeded') then 0 else count(*) filter (where attempt = cycle_start_attempt + 1) end,
+                case when bool_or(status = 'succeeded') then now() end
+           from u group by endpoint_id order by endpoint_id
+         on conflict (endpoint_id) do update set
+           failing_since = case when excluded.last_success_at is not null then null else coalesce(h.failing_since, excluded.failing_since) end,
+           failed_webhooks = case when excluded.last_success_at is not null then 0 else h.failed_webhooks + excluded.failed_webhooks end,
+           last_success_at = coalesce(excluded.last_success_at, h.last_success_at)
        ), a as (
          update webhook_attempt wa set duration_ms = u.duration_ms, response_status = u.response_status, error = u.error
            from u where wa.delivery_id = u.id and wa.attempt = u.attempt
@@ -216,9 +254,74 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         rows.map((r) => r.status),
         rows.map((r) => r.nextAttemptAt),
         rows.map((r) => r.succeededAt),
+        rows.map((r) => r.organizationId),
+        rows.map((r) => r.endpointId),
       ] as never[],
     );
     return new Set((result.rows as { id: string }[]).map((r) => r.id));
+  }
+
+  /**
+   * The finished webhooks a replay selects, newest first, at most `limit` (callers ask for one
+   * more than they allow, to tell a selection that is too large).
+   */
+  async replayable(
+    organizationId: string,
+    filter: { since: Date; until: Date; statuses: readonly DeliveryStatus[]; endpointId?: string; webhookTypes?: readonly string[] },
+    limit: number,
+  ): Promise<string[]> {
+    const conditions = ['organization_id = ?', 'created_at >= ?', 'created_at < ?', 'status = any(?::text[])'];
+    const params: unknown[] = [organizationId, filter.since, filter.until, [...filter.statuses]];
+    if (filter.endpointId) {
+      conditions.push('endpoint_id = ?');
+      params.push(filter.endpointId);
+    }
+    if (filter.webhookTypes && filter.webhookTypes.length > 0) {
+      conditions.push('webhook_type = any(?::text[])');
+      params.push([...filter.webhookTypes]);
+    }
+    const result = await this.knex.raw(
+      `select id from webhook_delivery where ${conditions.join(' and ')} order by id desc limit ?`,
+      [...params, limit] as never[],
+    );
+    return (result.rows as { id: string }[]).map((r) => r.id);
+  }
+
+  /**
+   * Starts a fresh retry cycle, due now, for each of `ids` that is finished (a pending one is
+   * already on its way), on this repository's EntityManager (and so its transaction). Returns
+   * the ids restarted.
+   */
+  async restartCycles(organizationId: string, ids: readonly string[], now: Date): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await queryRows<{ id: string }>(
+      this.getEntityManager(),
+      `update webhook_delivery set status = 'pending', cycle_start_attempt = attempt_count, next_attempt_at = ?
+        where organization_id = ? and id = any(?::uuid[]) and status <> 'pending'
+        returning id`,
+      [now, organizationId, [...ids]],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Endpoints whose current run of failures began at or before `cutoff` and counts at least
+   * `minFailedWebhooks` webhooks (auto-disable candidates).
+   */
+  async failingEndpoints(
+    cutoff: Date,
+    minFailedWebhooks: number,
+  ): Promise<{ organizationId: string; endpointId: string; failingSince: Date }[]> {
+    const result = await this.knex.raw(
+      `select organization_id, endpoint_id, failing_since from webhook_endpoint_health
+        where failing_since <= ? and failed_webhooks >= ? order by failing_since limit 1000`,
+      [cutoff, minFailedWebhooks],
+    );
+    return (result.rows as { organization_id: string; endpoint_id: string; failing_since: Date }[]).map((r) => ({
+      organizationId: r.organization_id,
+      endpointId: r.endpoint_id,
+      failingSince: new Date(r.failing_since),
+    }));
   }
 
   /**

@@ -7,7 +7,7 @@ import { AppConfig } from '../../config/app-config';
 import { DomainEventOutbox, PendingEvent } from '../domain-events/domain-event.outbox';
 import { DeliveryTarget, DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
 import { MicroBatch } from './micro-batch';
-import { ReceiverLimiter, receiverKey } from './receiver-limiter';
+import { ReceiverLimiter } from './receiver-limiter';
 import { AttemptResult, DeliveryState, NewDelivery, WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
 import { deliverJobOptions, DELIVER_JOB, DeliverJobData, RetryLaterError, WEBHOOK_QUEUE } from './webhook-queue';
@@ -22,6 +22,7 @@ import {
   furthestLegitimateAttemptMs,
   permanentFailure,
   temporaryBlock,
+  webhookIdFor,
 } from './webhook.rules';
 
 const USER_AGENT = 'nft-wallet-webhooks/1.0';
@@ -41,22 +42,26 @@ const JOB_BATCH = { maxItems: 100, maxWaitMs: 2 };
 const RESULT_BATCH = { maxItems: 200, maxWaitMs: 3 };
 
 /**
- * 'afterClaim': take a receiver slot once the attempt is claimed, so a slot is held only while
+ * 'afterClaim': take an endpoint slot once the attempt is claimed, so a slot is held only while
  * its request is in flight, never across a batch's statements; 'free': no slot to take (no
- * receiver to count: the send is refused by the URL policy); 'none': the receiver is at its limit
- * and slow, so no attempt now.
+ * request will be made); 'none': the endpoint is at its limit and slow, so no attempt now.
  */
 type Slot = 'free' | 'afterClaim' | 'none';
 
 /** One attempt this worker has claimed and is about to make. */
 interface Claimed {
   id: string;
+  eventId: string;
+  organizationId: string;
+  endpointId: string;
   attempt: number;
   cycleStartAttempt: number;
   payload: string;
   eventCreatedAt: Date;
   resourceType: string;
-  target: DeliveryTarget;
+  /** Null when the endpoint no longer exists (a permanent failure). */
+  target: DeliveryTarget | null;
+  /** The endpoint whose concurrency budget the attempt uses; null when no request is made. */
   receiver: string | null;
   slot: Slot;
   /** Set when the attempt cannot succeed as configured: recorded failed without a request. */
@@ -66,11 +71,13 @@ interface Claimed {
 }
 
 /**
- * The delivery worker's orchestrator. A Bull job says "look at this webhook now"; jobs arriving
- * together are handled as one batch: one read of their webhooks, events and targets, one
- * statement judging new events (and claiming their first attempt), one claiming due attempts;
- * then every webhook is its own POST, and results are recorded in batches, each only if its
- * attempt is still the current one. The rules live in webhook.rules.ts, the SQL in the
+ * The delivery worker's orchestrator. A Bull job says "look at this webhook now" (for a new
+ * event, the id is the event's); jobs arriving together are handled as one batch: one read of
+ * their webhooks, events and endpoints, one statement judging new events into one webhook per
+ * matching endpoint (and claiming their first attempts), one claiming due attempts; then every
+ * webhook is its own POST, and results are recorded in batches, each only if its attempt is still
+ * the current one. Concurrency is limited per endpoint, so one endpoint's failures never hold up
+ * another's webhooks, even on the same host. The rules live in webhook.rules.ts, the SQL in the
  * repositories; PostgreSQL is the source of truth, so duplicate or lost jobs can neither
  * double-send an attempt nor drop a webhook.
  */
@@ -93,6 +100,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     private readonly targets: DeliveryTargetReader,
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
   ) {
+    // Keyed by endpoint id: two endpoints on one host have a budget each.
     this.limiter = new ReceiverLimiter(config.webhook.perReceiverConcurrency, {
       fastReceiverMs: FAST_RECEIVER_MS,
       maxWaitMs: MAX_SLOT_WAIT_MS,
@@ -102,7 +110,6 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       allowHttp: config.webhook.allowHttp,
       allowPrivateNetworks: config.webhook.allowPrivateNetworks,
       allowedPorts: config.webhook.allowedPorts,
-      connectionsPerReceiver: config.webhook.perReceiverConcurrency,
     });
     this.leaseMs = attemptLeaseMs(config.webhook.timeoutMs);
     this.furthestAttemptMs = furthestLegitimateAttemptMs(config.webhook.retryScheduleMs, this.leaseMs);
@@ -129,8 +136,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     const later: { id: string; delayMs: number }[] = [];
     settled.forEach((outcome, i) => {
       if (outcome.status === 'fulfilled') return;
-      const error = outcome.reason as { delayMs?: unknown };
-      later.push({ id: webhookIds[i], delayMs: typeof error.delayMs === 'number' ? Math.max(1, error.delayMs) : 1000 });
+      later.push({ id: webhookIds[i], delayMs: delayOf(outcome.reason) });
     });
     if (later.length > 0) await this.requeue(later);
   }
@@ -139,53 +145,59 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     const unique = [...new Set(ids)];
     const [states, events] = await Promise.all([this.deliveries.states(unique), this.outbox.pending(unique)]);
     const organizations = [...[...states.values()].map((s) => s.organizationId), ...[...events.values()].map((e) => e.organizationId)];
-    const targets = await this.targets.targets(organizations);
+    const endpoints = await this.targets.endpoints(organizations);
 
     // An Error until the end: a rejected promise must not exist before someone listens to it.
     const outcome = new Map<string, Promise<void> | Error>();
     const now = new Date();
     const leaseUntil = new Date(now.getTime() + this.leaseMs);
-    /** Attempts this batch plans per receiver, so it claims no more than a slow receiver has room for. */
+    /** Attempts this batch plans per endpoint, so it claims no more than a slow endpoint has room for. */
     const planned = new Map<string, number>();
 
-    // New events: judged and, where a slot allows, claimed, all in one transaction.
+    // New events: judged into one webhook per matching endpoint and, where a slot allows,
+    // claimed, all in one transaction.
     const judging = unique.filter((id) => !states.has(id) && events.has(id));
     const created: { row: NewDelivery; claimed: Claimed | null }[] = [];
-    for (const id of judging) {
-      const event = events.get(id) as PendingEvent;
-      const target = targets.get(event.organizationId) as DeliveryTarget;
-      if (decideEvent(event, target).kind === 'skip') continue;
-      const permanent = permanentFailure(target);
-      const receiver = permanent ? null : receiverOf(target.url as string);
-      const slot: Slot = permanent ? 'free' : this.planSlot(receiver, planned);
-      const payload = buildWebhookBody({
-        organizationId: event.organizationId,
-        action: event.action,
-        id,
-        resourceId: event.resourceId,
-        resourceType: event.resourceType,
-        createdAtUtc: formatDbTimestamp(event.createdAt),
-        changes: event.changes,
+    for (const eventId of judging) {
+      const event = events.get(eventId) as PendingEvent;
+      for (const target of endpoints.get(event.organizationId) ?? []) {
+        if (decideEvent(event, target).kind === 'skip') continue;
+        const id = webhookIdFor(eventId, target.endpointId, target.isDefault);
+        const permanent = permanentFailure(target);
+        const receiver = permanent ? null : target.endpointId;
+        const slot: Slot = permanent ? 'free' : this.planSlot(receiver, planned);
+        const payload = buildWebhookBody({
+          organizationId: event.organizationId,
+          action: event.action,
+          id,
+          resourceId: event.resourceId,
+          resourceType: event.resourceType,
+          createdAtUtc: formatDbTimestamp(event.createdAt),
+          changes: event.changes,
+        });
+        const claimed = slot !== 'none';
+        created.push({
+          row: { ...event, id, eventId, endpointId: target.endpointId, payload, eventCreatedAt: event.createdAt, claimed },
+          claimed: claimed
+            ? {
+                id,
+                eventId,
+                organizationId: event.organizationId,
+                endpointId: target.endpointId,
+                attempt: 1,
+                cycleStartAttempt: 0,
+                payload,
+                eventCreatedAt: new Date(event.createdAt),
+                resourceType: event.resourceType,
+                target,
+                receiver,
+                slot,
+                permanent,
+                previous: { lastAttemptAt: null, nextAttemptAt: now },
+              }
+            : null,
       });
-      const claimed = slot !== 'none';
-      created.push({
-        row: { ...event, payload, eventCreatedAt: event.createdAt, claimed },
-        claimed: claimed
-          ? {
-              id,
-              attempt: 1,
-              cycleStartAttempt: 0,
-              payload,
-              eventCreatedAt: new Date(event.createdAt),
-              resourceType: event.resourceType,
-              target,
-              receiver,
-              slot,
-              permanent,
-              previous: { lastAttemptAt: null, nextAttemptAt: now },
-            }
-          : null,
-      });
+      }
     }
     let judged = new Set<string>();
     if (judging.length > 0) {
@@ -193,22 +205,26 @@ export class WebhookDeliveryService implements OnModuleDestroy {
         const marked = await this.outbox.markProcessed(trx, judging, now);
         await this.deliveries.createJudged(
           trx,
-          created.filter((c) => marked.has(c.row.id)).map((c) => c.row),
+          created.filter((c) => marked.has(c.row.eventId)).map((c) => c.row),
           now,
           leaseUntil,
         );
         return marked;
       });
     }
-    const createdById = new Map(created.map((c) => [c.row.id, c]));
-    for (const id of judging) {
-      const c = createdById.get(id);
-      if (!judged.has(id)) {
+    const createdByEvent = new Map<string, { row: NewDelivery; claimed: Claimed | null }[]>();
+    for (const c of created) createdByEvent.set(c.row.eventId, [...(createdByEvent.get(c.row.eventId) ?? []), c]);
+    for (const eventId of judging) {
+      if (!judged.has(eventId)) {
         // Judged by another worker between our read and our write: follow its outcome shortly.
-        outcome.set(id, new RetryLaterError(200, 'another worker judged this event'));
-      } else if (!c) outcome.set(id, Promise.resolve());
-      else if (!c.claimed) outcome.set(id, busy());
-      else outcome.set(id, this.start(c.claimed));
+        outcome.set(eventId, new RetryLaterError(200, 'another worker judged this event'));
+        continue;
+      }
+      const webhooks = (createdByEvent.get(eventId) ?? []).map((c) => ({
+        id: c.row.id,
+        outcome: c.claimed ? this.start(c.claimed) : busy(),
+      }));
+      outcome.set(eventId, this.fanOut(eventId, webhooks));
     }
 
     // Existing webhooks: the next attempt of each that is due, claimed in one statement.
@@ -234,9 +250,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
         continue;
       }
       // Read at send time, never stored in the job: the newest url and secret always apply.
-      const target = targets.get(state.organizationId) as DeliveryTarget;
+      const target = (endpoints.get(state.organizationId) ?? []).find((e) => e.endpointId === state.endpointId) ?? null;
       const permanent = permanentFailure(target);
-      const receiver = permanent ? null : receiverOf(target.url as string);
+      const receiver = permanent ? null : state.endpointId;
       const slot: Slot = permanent ? 'free' : this.planSlot(receiver, planned);
       if (slot === 'none') {
         outcome.set(id, busy());
@@ -246,6 +262,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
         state,
         claimed: {
           id,
+          eventId: state.eventId,
+          organizationId: state.organizationId,
+          endpointId: state.endpointId,
           attempt: 0,
           cycleStartAttempt: 0,
           payload: state.payload,
@@ -291,6 +310,25 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     });
   }
 
+  /**
+   * The outcome of a new event's job: its webhooks run side by side; the default endpoint's
+   * (whose id is the event's) is the job's own outcome, and every other one that must be looked
+   * at again later gets a job under its own id (a group of them queued at once).
+   */
+  private async fanOut(eventId: string, webhooks: { id: string; outcome: Promise<void> | Error }[]): Promise<void> {
+    const settled = await Promise.allSettled(webhooks.map((w) => (w.outcome instanceof Error ? Promise.reject(w.outcome) : w.outcome)));
+    const later: { id: string; delayMs: number }[] = [];
+    let own: unknown = null;
+    settled.forEach((result, i) => {
+      if (result.status === 'fulfilled') return;
+      if (webhooks[i].id === eventId) own = result.reason;
+      else later.push({ id: webhooks[i].id, delayMs: delayOf(result.reason) });
+    });
+    // Should this fail, the webhooks are pending in PostgreSQL and the reconciler queues them.
+    if (later.length > 0) await this.requeue(later);
+    if (own !== null) throw own;
+  }
+
   /** Starts an attempt while the rest of the batch is still being handled; its caller listens later. */
   private start(claim: Claimed): Promise<void> {
     const running = this.attempt(claim);
@@ -327,6 +365,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     const now = new Date();
     const applied = await this.results.add({
       id: claim.id,
+      organizationId: claim.organizationId,
+      endpointId: claim.endpointId,
       attempt: claim.attempt,
       cycleStartAttempt: claim.cycleStartAttempt,
       durationMs: result.durationMs,
@@ -353,22 +393,24 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   private async send(claim: Claimed): Promise<SendResult> {
-    const blocked = temporaryBlock(claim.target, claim.resourceType);
+    const target = claim.target as DeliveryTarget;
+    const blocked = temporaryBlock(target, claim.resourceType);
     if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0 };
-    return this.sender.send(claim.target.url as string, claim.payload, {
+    return this.sender.send(target.url as string, claim.payload, {
       'content-type': 'application/json; charset=utf-8',
       'user-agent': USER_AGENT,
       // Signed at send time: every attempt carries its own timestamp and the secrets of this moment.
-      ...webhookSignatureHeaders(claim.id, claim.payload, { secret: claim.target.secret as string, previous: claim.target.previous }, new Date()),
+      ...webhookSignatureHeaders(claim.id, claim.payload, { secret: target.secret as string, previous: target.previous }, new Date()),
       'x-service-webhook-id': claim.id,
+      'x-service-webhook-event-id': claim.eventId,
       'x-service-webhook-attempt': String(claim.attempt),
     });
   }
 
   /**
-   * Whether to claim an attempt for this receiver: yes while it has a free slot, or when it is at
+   * Whether to claim an attempt for this endpoint: yes while it has a free slot, or when it is at
    * its limit but answers fast (the attempt then waits briefly for the next freed slot); a slow
-   * or unknown receiver at its limit gets no attempt now, so it cannot tie up the worker.
+   * or unknown endpoint at its limit gets no attempt now, so it cannot tie up the worker.
    */
   private planSlot(receiver: string | null, planned: Map<string, number>): Slot {
     if (receiver === null) return 'free';
@@ -396,10 +438,8 @@ function busy(): RetryLaterError {
   return new RetryLaterError(100 + Math.round(Math.random() * 400), 'receiver has its maximum of webhooks in flight');
 }
 
-function receiverOf(url: string): string | null {
-  try {
-    return receiverKey(url);
-  } catch {
-    return null;
-  }
+/** The delay a failed webhook asked for before its next look, or a second. */
+function delayOf(reason: unknown): number {
+  const delayMs = (reason as { delayMs?: unknown } | null)?.delayMs;
+  return typeof delayMs === 'number' ? Math.max(1, delayMs) : 1000;
 }

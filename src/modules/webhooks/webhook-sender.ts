@@ -16,7 +16,6 @@ export interface SenderOptions {
   allowHttp: boolean;
   allowPrivateNetworks: boolean;
   allowedPorts?: readonly PortRange[];
-  connectionsPerReceiver: number;
 }
 
 /**
@@ -29,8 +28,10 @@ export class WebhookSender {
 
   constructor(private readonly options: SenderOptions) {
     const policy = { allowPrivateNetworks: options.allowPrivateNetworks };
+    // No per-origin connection cap: concurrency is bounded per endpoint by the caller, and a cap
+    // per origin would let a dead endpoint's hanging requests hold up a healthy endpoint on the
+    // same host.
     this.agent = new Agent({
-      connections: options.connectionsPerReceiver,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
       headersTimeout: options.timeoutMs,

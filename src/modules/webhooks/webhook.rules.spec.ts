@@ -12,6 +12,7 @@ import {
   isSuccessStatus,
   retryDelayMs,
   signWebhookBody,
+  webhookIdFor,
 } from './webhook.rules';
 
 const source = {
@@ -133,6 +134,42 @@ describe('decideEvent', () => {
     expect(decideEvent(test, { ...target, enabled: false })).toEqual({ kind: 'deliver' });
     expect(decideEvent(test, { ...target, url: null })).toEqual({ kind: 'skip' });
   });
+
+  describe('with a contract filter', () => {
+    const filtered = { ...target, webhookTypes: ['nft', 'transaction', 'custodialAccount'], contractAddresses: ['0xaaaa000000000000000000000000000000000001'] };
+
+    it('delivers nft and transaction events of a listed contract only, in any letter case', () => {
+      expect(decideEvent({ ...nft, contractAddress: '0xaaaa000000000000000000000000000000000001' }, filtered)).toEqual({ kind: 'deliver' });
+      expect(decideEvent({ webhookType: 'transaction', resourceType: 'Transaction', contractAddress: '0xAAAA000000000000000000000000000000000001' }, filtered)).toEqual({ kind: 'deliver' });
+      expect(decideEvent({ ...nft, contractAddress: '0xbbbb000000000000000000000000000000000002' }, filtered)).toEqual({ kind: 'skip' });
+      expect(decideEvent({ webhookType: 'transaction', resourceType: 'Transaction', contractAddress: null }, filtered)).toEqual({ kind: 'skip' });
+    });
+
+    it('leaves the other types alone, and still needs the type subscribed', () => {
+      expect(decideEvent({ webhookType: 'custodialAccount', resourceType: 'Wallet', contractAddress: null }, filtered)).toEqual({ kind: 'deliver' });
+      expect(decideEvent({ ...nft, contractAddress: '0xaaaa000000000000000000000000000000000001' }, { ...filtered, webhookTypes: ['transaction'] })).toEqual({ kind: 'skip' });
+    });
+  });
+});
+
+describe('webhookIdFor', () => {
+  const eventId = '019ab5c2-3e4f-7a00-8b11-223344556677';
+
+  it("is the event's own id for the default endpoint", () => {
+    expect(webhookIdFor(eventId, '01a20000-0000-7000-8000-000000000001', true)).toBe(eventId);
+  });
+
+  it('is a stable UUIDv7 per endpoint carrying the event time, so the log keeps its order', () => {
+    const a = webhookIdFor(eventId, '019ab5c2-0000-7000-8000-00000000000a', false);
+    const b = webhookIdFor(eventId, '019ab5c2-0000-7000-8000-00000000000b', false);
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(a).not.toBe(b);
+    expect(a).not.toBe(eventId);
+    expect(webhookIdFor(eventId, '019ab5c2-0000-7000-8000-00000000000a', false)).toBe(a);
+    expect(a.slice(0, 13)).toBe(eventId.slice(0, 13));
+    const later = webhookIdFor('019ab5c2-3e50-7a00-8b11-223344556677', '019ab5c2-0000-7000-8000-00000000000a', false);
+    expect(later > a).toBe(true);
+  });
 });
 
 describe('decideAttempt', () => {
@@ -160,6 +197,7 @@ describe('permanentFailure and temporaryBlock', () => {
 
   it('names what can never succeed as configured', () => {
     expect(permanentFailure(target)).toBeNull();
+    expect(permanentFailure(null)).toMatch(/endpoint was deleted/);
     expect(permanentFailure({ ...target, url: null })).toMatch(/no url/);
     expect(permanentFailure({ ...target, secret: null })).toMatch(/no shared secret/);
     expect(permanentFailure({ ...target, secret: null, secretError: 'the shared secret cannot be opened: wrong key' })).toMatch(/cannot be opened/);

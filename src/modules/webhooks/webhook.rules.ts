@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 
 /** What the body of a webhook is built from (seed 2.5). */
 export interface WebhookSource {
@@ -71,11 +71,13 @@ export function isSuccessStatus(status: number | null): boolean {
   return status !== null && status >= 200 && status < 300;
 }
 
-/** What the worker knows of the organization's configuration when it judges or attempts a webhook. */
+/** What the worker knows of an endpoint when it judges or attempts a webhook. */
 export interface TargetFacts {
   url: string | null;
   enabled: boolean;
   webhookTypes: readonly string[];
+  /** Lowercase contracts an `nft` or `transaction` webhook must be about; null for no filter. */
+  contractAddresses?: readonly string[] | null;
   secret: string | null;
   /** Why the stored secret could not be opened, if it could not. */
   secretError: string | null;
@@ -83,15 +85,44 @@ export interface TargetFacts {
 
 export type EventDecision = { kind: 'skip' } | { kind: 'deliver' };
 
+/** The webhook types a contract filter applies to: the ones about a token. */
+const CONTRACT_FILTERED_TYPES: readonly string[] = ['nft', 'transaction'];
+
 /**
- * Whether an event becomes a webhook, judged with the configuration as it is now (seed 4.5):
- * only with a url, and only while enabled and subscribed to the event's type (a test webhook
- * goes out whatever the switch and the filter say).
+ * Whether an event becomes a webhook for one endpoint, judged with the endpoint as it is now
+ * (seed 4.5, per endpoint): only with a url, only while enabled and subscribed to the event's
+ * type, and, when the endpoint filters by contract, only for `nft` and `transaction` events
+ * about a token of one of those contracts (a test webhook goes out whatever the switch and the
+ * filters say).
  */
-export function decideEvent(event: { webhookType: string; resourceType: string }, target: TargetFacts): EventDecision {
+export function decideEvent(
+  event: { webhookType: string; resourceType: string; contractAddress?: string | null },
+  target: TargetFacts,
+): EventDecision {
   if (target.url === null) return { kind: 'skip' };
   if (event.resourceType === 'WebhookTest') return { kind: 'deliver' };
-  return target.enabled && target.webhookTypes.includes(event.webhookType) ? { kind: 'deliver' } : { kind: 'skip' };
+  if (!target.enabled || !target.webhookTypes.includes(event.webhookType)) return { kind: 'skip' };
+  const contracts = target.contractAddresses ?? null;
+  if (contracts !== null && CONTRACT_FILTERED_TYPES.includes(event.webhookType)) {
+    const contract = event.contractAddress?.toLowerCase() ?? null;
+    if (contract === null || !contracts.includes(contract)) return { kind: 'skip' };
+  }
+  return { kind: 'deliver' };
+}
+
+/**
+ * The id of an event's webhook to one endpoint: the event's own id for the default endpoint (so
+ * the seed's single configuration behaves exactly as before), otherwise a UUIDv7 with the event's
+ * timestamp and bits derived from the event and endpoint ids. It is stable (judging an event twice
+ * gives the same ids) and sorts with the event, so the delivery log stays in time order.
+ */
+export function webhookIdFor(eventId: string, endpointId: string, isDefault: boolean): string {
+  if (isDefault) return eventId;
+  const hash = createHash('sha256').update(`${eventId}/${endpointId}`).digest('hex');
+  const time = eventId.replace(/-/g, '').slice(0, 12);
+  const variant = ((parseInt(hash[3], 16) & 0x3) | 0x8).toString(16);
+  const hex = `${time}7${hash.slice(0, 3)}${variant}${hash.slice(4, 19)}`;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
 export type AttemptDecision = { kind: 'none' } | { kind: 'wait'; dueInMs: number } | { kind: 'attempt' };
@@ -117,7 +148,8 @@ export function decideAttempt(
  * secret, or its secret cannot be opened): the webhook ends failed at once with this reason in
  * its log instead of retrying. A redelivery after the configuration is fixed starts it again.
  */
-export function permanentFailure(target: TargetFacts): string | null {
+export function permanentFailure(target: TargetFacts | null): string | null {
+  if (target === null) return 'the webhook endpoint was deleted';
   if (target.secretError !== null) return target.secretError;
   if (target.url === null) return 'the webhook configuration has no url';
   if (target.secret === null) return 'the webhook configuration has no shared secret';

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiNotFoundResponse, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
@@ -7,6 +7,8 @@ import { UuidParam } from '../../common/http/uuid-param';
 import { OrganizationSendLimit } from '../../common/rate-limit/organization-send-limit';
 import {
   AcceptedWebhookDto,
+  ReplayAcceptedDto,
+  ReplayWebhooksDto,
   TestWebhookDto,
   WebhookAttemptDto,
   WebhookDetailDto,
@@ -25,8 +27,26 @@ export class WebhooksController {
   @Get('webhooks')
   @ApiOperation({ summary: 'Delivery log, newest first' })
   async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: WebhookListQueryDto): Promise<WebhookPageDto> {
-    const page = await this.webhooks.page(key.organizationId, query.status, query.pageSize, query.pageKey);
+    const page = await this.webhooks.page(key.organizationId, { status: query.status, endpointId: query.endpointId }, query.pageSize, query.pageKey);
     return { webhooks: page.items.map(WebhookSummaryDto.from), nextPageKey: page.nextPageKey };
+  }
+
+  @Post('webhooks/replay')
+  @OrganizationSendLimit()
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Send again every webhook created in a time window, by status, endpoint and types',
+    description:
+      'Each selected webhook is sent again with its own id and body, re-signed at send time, with a fresh retry ' +
+      'cycle. `status` `failed` (default) selects the webhooks that failed for good, `all` the succeeded ones too; ' +
+      'pending ones are already on their way. At most 10,000 per call, audited. Counts as one send against the ' +
+      "organization's send limit.",
+  })
+  @ApiAcceptedResponse({ type: ReplayAcceptedDto })
+  @ApiNotFoundResponse({ description: 'WEBHOOK_ENDPOINT_NOT_FOUND: endpointId names no endpoint of the organization.' })
+  @ApiUnprocessableEntityResponse({ description: 'REPLAY_TOO_LARGE: more than 10,000 webhooks match; narrow the window or filters.' })
+  async replay(@CurrentKey() key: ApiKeyPrincipal, @Body() body: ReplayWebhooksDto, @ReqMeta() meta: RequestMeta): Promise<ReplayAcceptedDto> {
+    return { count: await this.webhooks.replay(key, body, meta) };
   }
 
   @Get('webhooks/:webhookId')
@@ -45,7 +65,9 @@ export class WebhooksController {
   @HttpCode(202)
   @ApiOperation({ summary: 'Send a webhook again: same id and body, signed with the current secret' })
   @ApiAcceptedResponse({ type: AcceptedWebhookDto })
-  @ApiUnprocessableEntityResponse({ description: 'WEBHOOK_CONFIG_INCOMPLETE: url or sharedSecret missing.' })
+  @ApiUnprocessableEntityResponse({
+    description: 'WEBHOOK_CONFIG_INCOMPLETE: url or sharedSecret missing. WEBHOOK_ENDPOINT_DELETED: its endpoint no longer exists.',
+  })
   async redeliver(
     @CurrentKey() key: ApiKeyPrincipal,
     @UuidParam('webhookId') id: string,
@@ -66,5 +88,20 @@ export class WebhooksController {
     @ReqMeta() meta: RequestMeta,
   ): Promise<AcceptedWebhookDto> {
     return { id: await this.webhooks.sendTest(key, body.webhookType, meta) };
+  }
+
+  @Post('webhook-endpoints/:endpointId/test')
+  @OrganizationSendLimit()
+  @HttpCode(202)
+  @ApiOperation({ summary: "Send a WebhookTest webhook to one endpoint, whatever its enabled switch and types say" })
+  @ApiAcceptedResponse({ type: AcceptedWebhookDto })
+  @ApiNotFoundResponse({ description: 'WEBHOOK_ENDPOINT_NOT_FOUND' })
+  async testEndpoint(
+    @CurrentKey() key: ApiKeyPrincipal,
+    @UuidParam('endpointId') endpointId: string,
+    @Body() body: TestWebhookDto,
+    @ReqMeta() meta: RequestMeta,
+  ): Promise<AcceptedWebhookDto> {
+    return { id: await this.webhooks.sendTest(key, body.webhookType, meta, endpointId) };
   }
 }

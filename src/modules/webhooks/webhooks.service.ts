@@ -5,20 +5,33 @@ import type { Queue } from 'bull';
 import { v7 as uuidv7 } from 'uuid';
 import type { RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
-import { notFound, unprocessable } from '../../common/errors/domain-error';
+import { notFound, unprocessable, validationFailed } from '../../common/errors/domain-error';
 import { decodePageKey, encodePageKey } from '../../common/pagination/page-key';
 import { formatUtc } from '../../common/time';
 import { Page, toPage } from '../../common/pagination/page-query.dto';
 import { AuditService } from '../audit/audit.service';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
-import { DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
+import { DeliveryTarget, DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';
+import type { ReplayStatus } from './dto/webhook.dto';
 import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_QUEUE } from './webhook-queue';
 import { buildWebhookBody } from './webhook.rules';
 
 const ENQUEUE_TIMEOUT_MS = 1000;
+/** Webhooks one replay may send again (CONTRACT.md section 12). */
+export const MAX_REPLAY = 10_000;
+/** Jobs per Redis round trip when a replay queues its webhooks. */
+const ENQUEUE_CHUNK = 500;
+
+export interface ReplayRequest {
+  since: string;
+  until?: string;
+  status?: ReplayStatus;
+  endpointId?: string;
+  webhookTypes?: WebhookType[];
+}
 
 /** The delivery log, redelivery and test sends: what an organization admin sees and does. */
 @Injectable()
@@ -34,9 +47,14 @@ export class WebhooksService {
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
   ) {}
 
-  async page(organizationId: string, status: DeliveryStatus | undefined, pageSize: number, pageKey?: string): Promise<Page<WebhookDelivery>> {
+  async page(
+    organizationId: string,
+    filter: { status?: DeliveryStatus; endpointId?: string },
+    pageSize: number,
+    pageKey?: string,
+  ): Promise<Page<WebhookDelivery>> {
     const before = pageKey ? (decodePageKey(pageKey, ['uuid'])[0] as string) : null;
-    const rows = await this.deliveries.page(organizationId, status, before, pageSize + 1);
+    const rows = await this.deliveries.page(organizationId, filter, before, pageSize + 1);
     return toPage(rows, pageSize, (last) => encodePageKey([last.id]));
   }
 
@@ -50,7 +68,9 @@ export class WebhooksService {
   async redeliver(key: ApiKeyPrincipal, id: string, meta: RequestMeta): Promise<string> {
     const delivery = await this.deliveries.findInOrganization(key.organizationId, id);
     if (!delivery) throw notFound('WEBHOOK_NOT_FOUND', `Webhook ${id} does not exist.`);
-    await this.requireDeliverableConfig(key.organizationId);
+    const endpoint = await this.targets.endpoint(key.organizationId, delivery.endpointId);
+    if (!endpoint) throw unprocessable('WEBHOOK_ENDPOINT_DELETED', `The endpoint of webhook ${id} was deleted; it cannot be sent again.`);
+    requireDeliverable(endpoint);
     await this.em.transactional(async (em) => {
       const previous = delivery.status;
       delivery.status = 'pending';
@@ -69,9 +89,63 @@ export class WebhooksService {
     return id;
   }
 
-  /** A WebhookTest webhook to the configured url, whatever the enabled switch and type filter say. */
-  async sendTest(key: ApiKeyPrincipal, requestedType: WebhookType | undefined, meta: RequestMeta): Promise<string> {
-    const target = await this.requireDeliverableConfig(key.organizationId);
+  /**
+   * Sends every webhook a replay selects again (each with its own id and body, re-signed at send
+   * time): a fresh retry cycle for each, due now, in one statement with its audit entry. Refused
+   * as a whole when it selects more than MAX_REPLAY.
+   */
+  async replay(key: ApiKeyPrincipal, input: ReplayRequest, meta: RequestMeta): Promise<number> {
+    const since = new Date(input.since);
+    const until = input.until ? new Date(input.until) : new Date();
+    if (since.getTime() >= until.getTime()) throw validationFailed([{ field: 'until', message: 'until must be later than since' }]);
+    if (input.endpointId && !(await this.targets.endpoint(key.organizationId, input.endpointId))) {
+      throw notFound('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${input.endpointId} does not exist.`);
+    }
+    const status = input.status ?? 'failed';
+    const ids = await this.deliveries.replayable(
+      key.organizationId,
+      {
+        since,
+        until,
+        statuses: status === 'all' ? ['failed', 'succeeded'] : ['failed'],
+        endpointId: input.endpointId,
+        webhookTypes: input.webhookTypes,
+      },
+      MAX_REPLAY + 1,
+    );
+    if (ids.length > MAX_REPLAY) {
+      throw unprocessable('REPLAY_TOO_LARGE', `The replay selects more than ${MAX_REPLAY} webhooks; narrow the time window or the filters.`);
+    }
+    const restarted = await this.em.transactional(async (em) => {
+      const done = await em.getRepository(WebhookDelivery).restartCycles(key.organizationId, ids, new Date());
+      this.audit.record(em, {
+        organizationId: key.organizationId,
+        action: 'webhook.replay',
+        actor: key,
+        meta,
+        changes: {
+          since: { from: null, to: formatUtc(since) },
+          until: { from: null, to: formatUtc(until) },
+          status: { from: null, to: status },
+          endpointId: { from: null, to: input.endpointId ?? null },
+          webhookTypes: { from: null, to: input.webhookTypes ?? null },
+          count: { from: null, to: done.length },
+        },
+      });
+      return done;
+    });
+    for (let i = 0; i < restarted.length; i += ENQUEUE_CHUNK) await this.enqueue(restarted.slice(i, i + ENQUEUE_CHUNK));
+    return restarted.length;
+  }
+
+  /**
+   * A WebhookTest webhook to one endpoint (the default one unless named), whatever its enabled
+   * switch and type filter say.
+   */
+  async sendTest(key: ApiKeyPrincipal, requestedType: WebhookType | undefined, meta: RequestMeta, endpointId = key.organizationId): Promise<string> {
+    const endpoint = await this.targets.endpoint(key.organizationId, endpointId);
+    if (!endpoint) throw notFound('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${endpointId} does not exist.`);
+    const target = requireDeliverable(endpoint);
     const webhookType = requestedType ?? target.webhookTypes[0] ?? 'nft';
     const id = await this.em.transactional(async (em) => {
       const event = this.publisher.publish(em, key.organizationId, {
@@ -87,7 +161,7 @@ export class WebhooksService {
       const delivery = em.create(WebhookDelivery, {
         id: event.id,
         eventId: event.id,
-        endpointId: key.organizationId,
+        endpointId,
         createdAt: new Date(),
         organizationId: key.organizationId,
         webhookType,
@@ -110,7 +184,11 @@ export class WebhooksService {
         action: 'webhook.test',
         actor: key,
         meta,
-        changes: { webhookId: { from: null, to: event.id }, webhookType: { from: null, to: webhookType } },
+        changes: {
+          webhookId: { from: null, to: event.id },
+          webhookType: { from: null, to: webhookType },
+          ...(endpointId === key.organizationId ? {} : { endpointId: { from: null, to: endpointId } }),
+        },
       });
       return event.id;
     });
@@ -118,31 +196,32 @@ export class WebhooksService {
     return id;
   }
 
-  private async requireDeliverableConfig(organizationId: string) {
-    const target = await this.targets.target(organizationId);
-    if (!target.url || (target.secret === null && target.secretError === null)) {
-      throw unprocessable('WEBHOOK_CONFIG_INCOMPLETE', 'Set the webhook url and sharedSecret first.');
-    }
-    return target;
-  }
-
   /**
    * Best effort: when Redis is unavailable the row is already pending and due in PostgreSQL, and
    * the reconciler enqueues it once Redis is back.
    */
-  private async enqueue(id: string): Promise<void> {
+  private async enqueue(ids: string | readonly string[]): Promise<void> {
+    const list = typeof ids === 'string' ? [ids] : ids;
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        this.queue.add(DELIVER_JOB, { webhookId: id }, deliverJobOptions(id)),
+        this.queue.addBulk(list.map((id) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id) }))),
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error('queue unavailable')), ENQUEUE_TIMEOUT_MS);
         }),
       ]);
     } catch (error) {
-      this.logger.warn({ err: error, webhookId: id }, 'could not enqueue now; the reconciler will');
+      this.logger.warn({ err: error, webhookIds: list.slice(0, 10), count: list.length }, 'could not enqueue now; the reconciler will');
     } finally {
       clearTimeout(timer);
     }
   }
+}
+
+/** An endpoint a webhook can be sent to by hand: it needs a url and a secret. */
+function requireDeliverable(target: DeliveryTarget): DeliveryTarget {
+  if (!target.url || (target.secret === null && target.secretError === null)) {
+    throw unprocessable('WEBHOOK_CONFIG_INCOMPLETE', 'Set the webhook url and sharedSecret first.');
+  }
+  return target;
 }

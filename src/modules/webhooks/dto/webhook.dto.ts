@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, IsOptional, IsUUID } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 import { formatUtc } from '../../../common/time';
 import { WEBHOOK_TYPES, WebhookType } from '../../domain-events/domain-event.catalogue';
@@ -12,6 +12,54 @@ export class WebhookListQueryDto extends PageQueryDto {
   @IsOptional()
   @IsIn(DELIVERY_STATUSES)
   status?: DeliveryStatus;
+
+  /** Only webhooks sent to this endpoint (the default endpoint's id is the organization's). */
+  @ApiProperty({ required: false, format: 'uuid' })
+  @IsOptional()
+  @IsUUID()
+  endpointId?: string;
+}
+
+export const REPLAY_STATUSES = ['failed', 'all'] as const;
+export type ReplayStatus = (typeof REPLAY_STATUSES)[number];
+
+export class ReplayWebhooksDto {
+  /** Webhooks created at or after this instant (ISO 8601 with an offset). */
+  @ApiProperty({ type: String, format: 'date-time', example: '2026-11-22T00:00:00.000000+00:00' })
+  @IsISO8601({ strict: true, strictSeparator: true })
+  since: string;
+
+  /** Webhooks created before this instant; default now. */
+  @ApiProperty({ type: String, format: 'date-time', required: false })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true })
+  until?: string;
+
+  /** `failed` (default): only webhooks that failed for good; `all`: succeeded ones too. Pending ones are already on their way. */
+  @ApiProperty({ enum: REPLAY_STATUSES, required: false, default: 'failed' })
+  @IsOptional()
+  @IsIn(REPLAY_STATUSES)
+  status?: ReplayStatus;
+
+  /** Only webhooks of this endpoint. */
+  @ApiProperty({ required: false, format: 'uuid' })
+  @IsOptional()
+  @IsUUID()
+  endpointId?: string;
+
+  /** Only webhooks of these types. */
+  @ApiProperty({ enum: WEBHOOK_TYPES, isArray: true, required: false })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(WEBHOOK_TYPES.length)
+  @IsIn(WEBHOOK_TYPES, { each: true })
+  webhookTypes?: WebhookType[];
+}
+
+export class ReplayAcceptedDto {
+  /** How many webhooks will be sent again. */
+  count: number;
 }
 
 export class TestWebhookDto {
@@ -28,7 +76,12 @@ export class AcceptedWebhookDto {
 }
 
 export class WebhookSummaryDto {
+  /** The webhook's id: the body `id`, stable across retries, redeliveries and replays. */
   id: string;
+  /** The endpoint it is sent to (the default endpoint's id is the organization's). */
+  endpointId: string;
+  /** The event it reports, shared by the webhooks of one event (x-service-webhook-event-id). */
+  eventId: string;
   @ApiProperty({ enum: WEBHOOK_TYPES })
   webhookType: string;
   resourceType: string;
@@ -49,6 +102,8 @@ export class WebhookSummaryDto {
   static from(delivery: WebhookDelivery): WebhookSummaryDto {
     return {
       id: delivery.id,
+      endpointId: delivery.endpointId,
+      eventId: delivery.eventId,
       webhookType: delivery.webhookType,
       resourceType: delivery.resourceType,
       resourceId: delivery.resourceId,
