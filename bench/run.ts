@@ -419,15 +419,18 @@ const insertEventsSql = (count: number) =>
           'transaction', 'Transaction', gen_random_uuid(), 'create', null
      from generate_series(1, ${count}) i`;
 
-/** EVENTS events committed in one transaction; the trigger's NOTIFY wakes the relay at commit. */
-async function burst(db: Client, receiver: ChildProcess, organizationId: string): Promise<DeliveryResult> {
+/**
+ * EVENTS events committed in one transaction; the trigger's NOTIFY wakes the relay at commit.
+ * With `endpoints` > 1 each event fans out to that many endpoints: that many webhooks each.
+ */
+async function burst(db: Client, receiver: ChildProcess, organizationId: string, endpoints = 1): Promise<DeliveryResult> {
   await ask(receiver, 'reset', { secret: SHARED_SECRET });
   await db.query('begin');
   await db.query(insertEventsSql(EVENTS), [organizationId]);
   await db.query('commit');
   const committedAt = Date.now();
-  const stats = await waitForAll(receiver, EVENTS, 240_000);
-  return summariseDelivery(stats, EVENTS, committedAt);
+  const stats = await waitForAll(receiver, EVENTS * endpoints, 240_000);
+  return summariseDelivery(stats, EVENTS * endpoints, committedAt);
 }
 
 /** Events committed one transaction at a time at STEADY_RATE per second. */
@@ -607,6 +610,28 @@ async function main(): Promise<void> {
       log(`  ${twoWorkers.deliveriesPerSecond}/s with two workers, ${twoWorkers.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(twoWorkers.cpuMs)}`);
       await worker.stop();
 
+      // Fan-out: two more endpoints beside the default one (same receiver, same secret, so it
+      // verifies every webhook), each event becoming three webhooks with ids of their own.
+      log(`fan-out: ${EVENTS} events to 3 endpoints each, one worker`);
+      for (const path of ['second', 'third']) {
+        await api(service, 'POST', '/api/organization/v1/current-organization/webhook-endpoints', data.hookOrg.key, {
+          url: `${receiverUrl}/${path}`,
+          sharedSecret: SHARED_SECRET,
+          webhookTypes: ['transaction'],
+        });
+      }
+      const fanOut = await measureCpu(cpuMeter(() => [service.child.pid!]), () => burst(db, receiver.child, data.hookOrg.id, 3), db);
+      log(`  ${fanOut.deliveriesPerSecond} webhooks/s, commit-to-receipt p99 ${fanOut.latencyP99Ms} ms, ${fanOut.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(fanOut.cpuMs)}`);
+      result.webhookFanOut = {
+        endpoints: 3,
+        events: EVENTS,
+        webhooks: EVENTS * 3,
+        webhooksPerSecond: fanOut.deliveriesPerSecond,
+        cpuMsPerWebhook: fanOut.cpuMsPerWebhook,
+        singleEndpoint: { webhooksPerSecond: oneWorker.deliveriesPerSecond, cpuMsPerWebhook: oneWorker.cpuMsPerWebhook },
+        service: fanOut,
+      };
+
       result.webhookThroughput = {
         service: oneWorker,
         baseline,
@@ -730,6 +755,12 @@ function table(r: Record<string, unknown>): string {
     lines.push(`| CPU per delivered webhook (service, all PostgreSQL, Redis) | ${w.cpuMsPerWebhook} ms (1 worker), ${w.cpuMsPerWebhookTwoWorkers} ms (2 workers) | | **${w.cpuRatioTwoWorkers}** (2 vs 1) | ≤ 1.5 ms; ≤ 1.1x |`);
     const so = x.scaleOut;
     lines.push(`| scale-out (2 workers vs 1) | ${so.twoWorkers.deliveriesPerSecond}/s | ${so.oneWorker.deliveriesPerSecond}/s (1 worker) | **${so.ratio}** | > 1 |`);
+    const f = x.webhookFanOut;
+    if (f) {
+      lines.push(
+        `| fan-out (${f.events} events × ${f.endpoints} endpoints, 1 worker) | ${f.webhooksPerSecond} webhooks/s, ${f.cpuMsPerWebhook} CPU ms per webhook, p99 ${f.service.latencyP99Ms} ms | ${f.singleEndpoint.webhooksPerSecond}/s, ${f.singleEndpoint.cpuMsPerWebhook} CPU ms (1 endpoint) | | |`,
+      );
+    }
   }
   if (x.largeWallet) {
     for (const [size, v] of Object.entries(x.largeWallet as Record<string, any>)) {

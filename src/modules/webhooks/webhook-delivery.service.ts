@@ -40,6 +40,8 @@ const MAX_SLOT_WAIT_MS = 1000;
  */
 const JOB_BATCH = { maxItems: 100, maxWaitMs: 2 };
 const RESULT_BATCH = { maxItems: 200, maxWaitMs: 3 };
+/** Webhooks to look at again later, queued together as their own jobs. */
+const REQUEUE_BATCH = { maxItems: 200, maxWaitMs: 5 };
 
 /**
  * 'afterClaim': take an endpoint slot once the attempt is claimed, so a slot is held only while
@@ -91,6 +93,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   private readonly furthestAttemptMs: number;
   private readonly jobs: MicroBatch<string, void>;
   private readonly results: MicroBatch<AttemptResult, boolean>;
+  private readonly requeues: MicroBatch<{ id: string; delayMs: number }, undefined>;
+  /** Attempts of fanned-out webhooks running outside any job, awaited when the worker stops. */
+  private readonly detached = new Set<Promise<void>>();
 
   constructor(
     private readonly em: EntityManager,
@@ -118,6 +123,10 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       const applied = await this.deliveries.recordResults(rows);
       return rows.map((row) => applied.has(row.id));
     }, RESULT_BATCH);
+    this.requeues = new MicroBatch(async (later) => {
+      await this.requeue(later);
+      return later.map(() => undefined);
+    }, REQUEUE_BATCH);
   }
 
   /** Job entry point: resolves when the webhook needs nothing more now; throws to be retried later. */
@@ -128,17 +137,12 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   /**
    * Entry point of a group job: each webhook as if it had its own job; one that must be looked
    * at again later gets a job of its own with that delay (its id, so recovery and redelivery
-   * find it). Throws, for Bull to run the whole group again, only if those jobs could not be
-   * queued: every webhook's state is in PostgreSQL, so running a group twice is harmless.
+   * find it) as soon as it is known, not once the whole group is done. Throws, for Bull to run
+   * the whole group again, only if such a job could not be queued: every webhook's state is in
+   * PostgreSQL, so running a group twice is harmless.
    */
   async handleGroup(webhookIds: readonly string[]): Promise<void> {
-    const settled = await Promise.allSettled(webhookIds.map((id) => this.handle(id)));
-    const later: { id: string; delayMs: number }[] = [];
-    settled.forEach((outcome, i) => {
-      if (outcome.status === 'fulfilled') return;
-      later.push({ id: webhookIds[i], delayMs: delayOf(outcome.reason) });
-    });
-    if (later.length > 0) await this.requeue(later);
+    await Promise.all(webhookIds.map((id) => this.handle(id).catch((reason: unknown) => this.requeues.add({ id, delayMs: delayOf(reason) }))));
   }
 
   private async handleBatch(ids: string[]): Promise<Promise<void>[]> {
@@ -311,22 +315,26 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /**
-   * The outcome of a new event's job: its webhooks run side by side; the default endpoint's
-   * (whose id is the event's) is the job's own outcome, and every other one that must be looked
-   * at again later gets a job under its own id (a group of them queued at once).
+   * The outcome of a new event's job: the default endpoint's webhook (whose id is the event's),
+   * if any. The event's other webhooks run beside it, outside the job, so that no endpoint waits
+   * for another's answer (or timeout); each one that must be looked at again later gets a job
+   * under its own id as soon as that is known. Should queueing it fail, the webhook is pending
+   * in PostgreSQL and the reconciler queues it.
    */
-  private async fanOut(eventId: string, webhooks: { id: string; outcome: Promise<void> | Error }[]): Promise<void> {
-    const settled = await Promise.allSettled(webhooks.map((w) => (w.outcome instanceof Error ? Promise.reject(w.outcome) : w.outcome)));
-    const later: { id: string; delayMs: number }[] = [];
-    let own: unknown = null;
-    settled.forEach((result, i) => {
-      if (result.status === 'fulfilled') return;
-      if (webhooks[i].id === eventId) own = result.reason;
-      else later.push({ id: webhooks[i].id, delayMs: delayOf(result.reason) });
-    });
-    // Should this fail, the webhooks are pending in PostgreSQL and the reconciler queues them.
-    if (later.length > 0) await this.requeue(later);
-    if (own !== null) throw own;
+  private fanOut(eventId: string, webhooks: { id: string; outcome: Promise<void> | Error }[]): Promise<void> | Error {
+    let own: Promise<void> | Error = Promise.resolve();
+    for (const webhook of webhooks) {
+      if (webhook.id === eventId) {
+        own = webhook.outcome;
+        continue;
+      }
+      const running = (webhook.outcome instanceof Error ? Promise.reject(webhook.outcome) : webhook.outcome)
+        .catch((reason: unknown) => this.requeues.add({ id: webhook.id, delayMs: delayOf(reason) }))
+        .catch((error: unknown) => this.logger.warn({ err: error, webhookId: webhook.id }, 'could not queue a webhook; the reconciler will'))
+        .finally(() => this.detached.delete(running));
+      this.detached.add(running);
+    }
+    return own;
   }
 
   /** Starts an attempt while the rest of the batch is still being handled; its caller listens later. */
@@ -428,7 +436,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    await Promise.allSettled([...this.detached]);
     this.results.flush();
+    this.requeues.flush();
     await this.sender.close();
   }
 }
