@@ -10,8 +10,14 @@ import { AuditEntry } from './audit-entry.entity';
 import { AuditEntryRepository, ChainedEntry } from './audit-entry.repository';
 import type { AuditChanges } from './audit.rules';
 
-/** Who acted: an organization's key, or the platform operator (no key). */
-export type AuditActor = Pick<ApiKeyPrincipal, 'apiKeyId' | 'keyPrefix'> | { kind: 'operator' };
+/**
+ * Who acted: an organization's key, the platform operator (no key), or the service itself (no key,
+ * no request), e.g. switching off an endpoint that keeps failing.
+ */
+export type AuditActor = Pick<ApiKeyPrincipal, 'apiKeyId' | 'keyPrefix'> | { kind: 'operator' } | { kind: 'system' };
+
+/** The service acting on its own; recorded with `keyPrefix` "system" and no key. */
+export const SYSTEM_ACTOR: AuditActor = Object.freeze({ kind: 'system' });
 
 /** Rows read per query by verify and export: what bounds their memory, whatever the chain length. */
 const CHAIN_PAGE = 1000;
@@ -35,13 +41,13 @@ export class AuditService {
     em: EntityManager,
     entry: { organizationId: string | null; action: string; actor: AuditActor; meta: RequestMeta; changes: AuditChanges },
   ): void {
-    const operator = 'kind' in entry.actor && entry.actor.kind === 'operator';
+    const keyless = 'kind' in entry.actor ? entry.actor.kind : null;
     em.persist(
       new AuditEntry({
         organizationId: entry.organizationId,
         action: entry.action,
-        apiKeyId: operator ? null : (entry.actor as { apiKeyId: string }).apiKeyId,
-        keyPrefix: operator ? 'operator' : (entry.actor as { keyPrefix: string }).keyPrefix,
+        apiKeyId: keyless ? null : (entry.actor as { apiKeyId: string }).apiKeyId,
+        keyPrefix: keyless ?? (entry.actor as { keyPrefix: string }).keyPrefix,
         requestId: entry.meta.requestId,
         ip: entry.meta.ip,
         changes: entry.changes,

@@ -21,9 +21,9 @@ export class AuditEntryDto {
   id: string;
   /** What was done, e.g. `webhookConfig.update`, `nftWhitelist.contracts.add`. */
   action: string;
-  /** The API key that acted; null for the platform operator. */
+  /** The API key that acted; null for the platform operator and for the service itself. */
   apiKeyId: string | null;
-  /** Visible prefix of the acting key, or `operator`. */
+  /** Visible prefix of the acting key, `operator`, or `system` when the service acted on its own. */
   keyPrefix: string | null;
   requestId: string | null;
   ip: string | null;
