@@ -11,6 +11,8 @@ import type { WebhookConfig } from './webhook-config.entity';
 export const WEBHOOK_CONFIG_SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'webhook_config', idColumn: 'organization_id', idType: 'uuid', column: 'shared_secret_sealed', contextColumn: 'organization_id' },
   { table: 'webhook_config', idColumn: 'organization_id', idType: 'uuid', column: 'previous_shared_secret_sealed', contextColumn: 'organization_id' },
+  { table: 'webhook_endpoint', idColumn: 'id', idType: 'uuid', column: 'shared_secret_sealed', contextColumn: 'organization_id' },
+  { table: 'webhook_endpoint', idColumn: 'id', idType: 'uuid', column: 'previous_shared_secret_sealed', contextColumn: 'organization_id' },
 ];
 
 /** How long the expired-secret cleanup waits for a lock before leaving it to its next run. */
@@ -36,6 +38,16 @@ export class WebhookConfigRepository extends EntityRepository<WebhookConfig> {
       'run',
     );
     return this.findOne({ organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+  }
+
+  /**
+   * Switches the organization's default endpoint off with `reason` if it is still on; whether it
+   * did. A concurrent change is waited for and judged after it (the condition is re-read under the
+   * row lock). A missing row is the disabled default: nothing to do.
+   */
+  async disableIfEnabled(organizationId: string, reason: string, now: Date): Promise<boolean> {
+    const updated = await this.nativeUpdate({ organizationId, enabled: true }, { enabled: false, disabledReason: reason, updatedAt: now });
+    return updated > 0;
   }
 
   /** Re-seals every sealed column of this module with the keyring's current key (see resealColumn). */

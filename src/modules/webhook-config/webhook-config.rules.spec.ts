@@ -1,6 +1,7 @@
 import {
   applyWebhookConfigPatch,
   DEFAULT_WEBHOOK_CONFIG,
+  disabledReasonAfter,
   isEmptyPatch,
   missingForEnabled,
   normalizeWebhookTypes,
@@ -12,11 +13,12 @@ const complete: WebhookConfigState = {
   enabled: true,
   webhookTypes: ['transaction', 'nft'],
   sharedSecret: 'sealed-token',
+  disabledReason: null,
 };
 
 describe('webhook configuration rules', () => {
   it('starts disabled with nothing configured', () => {
-    expect(DEFAULT_WEBHOOK_CONFIG).toEqual({ url: null, enabled: false, webhookTypes: [], sharedSecret: null });
+    expect(DEFAULT_WEBHOOK_CONFIG).toEqual({ url: null, enabled: false, webhookTypes: [], sharedSecret: null, disabledReason: null });
   });
 
   it('keeps the fields a patch leaves out', () => {
@@ -47,6 +49,15 @@ describe('webhook configuration rules', () => {
     expect(missingForEnabled({ ...complete, sharedSecret: null })).toEqual(['sharedSecret']);
     expect(missingForEnabled({ ...DEFAULT_WEBHOOK_CONFIG, enabled: true })).toEqual(['url', 'sharedSecret']);
     expect(missingForEnabled({ ...DEFAULT_WEBHOOK_CONFIG, enabled: false })).toEqual([]);
+  });
+
+  it('drops the reason the service switched it off once a change sets enabled, either way', () => {
+    const failing = { ...complete, enabled: false, disabledReason: 'failing' };
+    expect(applyWebhookConfigPatch(failing, { enabled: true })).toEqual({ ...complete, enabled: true, disabledReason: null });
+    expect(applyWebhookConfigPatch(failing, { enabled: false })).toEqual({ ...failing, disabledReason: null });
+    expect(applyWebhookConfigPatch(failing, { url: 'https://example.com/other' })).toEqual({ ...failing, url: 'https://example.com/other' });
+    expect(disabledReasonAfter('failing', undefined)).toBe('failing');
+    expect(disabledReasonAfter(null, true)).toBeNull();
   });
 
   it('tells an empty patch apart', () => {

@@ -1,3 +1,4 @@
+import { formatUtc } from '../../common/time';
 import { WEBHOOK_TYPES, WebhookType } from '../domain-events/domain-event.catalogue';
 
 /** The fields of the configuration as the audit log compares them; the secret only as a token. */
@@ -7,6 +8,8 @@ export interface WebhookConfigState {
   webhookTypes: WebhookType[];
   /** Any value standing for the secret (never the secret itself), or null when there is none. */
   sharedSecret: string | null;
+  /** Why the service switched the endpoint off ("failing"); null otherwise. */
+  disabledReason: string | null;
 }
 
 export interface WebhookConfigPatch {
@@ -22,7 +25,20 @@ export const DEFAULT_WEBHOOK_CONFIG: WebhookConfigState = Object.freeze({
   enabled: false,
   webhookTypes: [],
   sharedSecret: null,
+  disabledReason: null,
 }) as WebhookConfigState;
+
+/** What the service writes in `disabledReason` when it switches a failing endpoint off. */
+export const FAILING_DISABLED_REASON = 'failing';
+
+/**
+ * The reason an endpoint is off after a change that may set `enabled`. Whoever sets `enabled`,
+ * either way, takes the decision over from the service: re-enabling clears the reason, and
+ * disabling by hand is not the service's doing. A change that leaves `enabled` out keeps it.
+ */
+export function disabledReasonAfter(current: string | null, enabled: boolean | undefined): string | null {
+  return enabled === undefined ? current : null;
+}
 
 /**
  * The subscribed types as a set in catalogue order, so that the same selection always reads and
@@ -39,6 +55,7 @@ export function applyWebhookConfigPatch(state: WebhookConfigState, patch: Webhoo
     enabled: patch.enabled ?? state.enabled,
     webhookTypes: patch.webhookTypes !== undefined ? normalizeWebhookTypes(patch.webhookTypes) : [...state.webhookTypes],
     sharedSecret: patch.sharedSecret !== undefined ? patch.sharedSecret : state.sharedSecret,
+    disabledReason: disabledReasonAfter(state.disabledReason, patch.enabled),
   };
 }
 
@@ -104,3 +121,15 @@ export function livePreviousSecretExpiry(slots: Pick<SecretSlots, 'previousShare
   if (slots.previousSharedSecret === null || slots.previousSecretExpiresAt === null) return null;
   return slots.previousSecretExpiresAt.getTime() > now.getTime() ? slots.previousSecretExpiresAt : null;
 }
+
+/** The slots as the audit log shows them (pass SECRET_SLOT_FIELDS to diffForAudit): secrets only as "[redacted]", the expiry in the contract's format. */
+export function auditedSlots(slots: SecretSlots): Record<string, unknown> {
+  return {
+    sharedSecret: slots.sharedSecret,
+    previousSharedSecret: slots.previousSharedSecret,
+    previousSecretExpiresAtUtc: formatUtc(slots.previousSecretExpiresAt),
+  };
+}
+
+/** The fields of auditedSlots that hold a secret. */
+export const SECRET_SLOT_FIELDS = ['sharedSecret', 'previousSharedSecret'] as const;

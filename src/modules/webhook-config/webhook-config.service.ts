@@ -3,10 +3,9 @@ import { Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { RequestMeta } from '../../common/auth/current-principal.decorator';
 import { DomainError, notFound, validationFailed } from '../../common/errors/domain-error';
-import { formatUtc } from '../../common/time';
 import { AppConfig } from '../../config/app-config';
 import type { ResealReport } from '../../database/sealed-columns';
-import { AuditActor, AuditService } from '../audit/audit.service';
+import { AuditActor, AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
 import { diffForAudit } from '../audit/audit.rules';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { Organization } from '../organizations/organization.entity';
@@ -14,15 +13,20 @@ import { sealSecret } from './secret-box';
 import { checkWebhookUrl, resolveWebhookHost, WebhookHostError, webhookUrlHostname, WebhookUrlPolicy } from '../../common/net/url-policy';
 import { WebhookConfig } from './webhook-config.entity';
 import { WebhookConfigRepository } from './webhook-config.repository';
+import { WebhookEndpoint } from './webhook-endpoint.entity';
+import { isDefaultEndpoint } from './webhook-endpoint.rules';
 import {
   applyWebhookConfigPatch,
+  auditedSlots,
   DEFAULT_PREVIOUS_SECRET_VALID_SECONDS,
   DEFAULT_WEBHOOK_CONFIG,
+  FAILING_DISABLED_REASON,
   isEmptyPatch,
   livePreviousSecretExpiry,
   missingForEnabled,
   replaceSecretSlots,
   rotateSecretSlots,
+  SECRET_SLOT_FIELDS,
   SecretSlots,
   WebhookConfigState,
 } from './webhook-config.rules';
@@ -35,7 +39,15 @@ export interface WebhookConfigView {
   hasSharedSecret: boolean;
   /** When the secret replaced by the last rotation stops signing; null when none still signs. */
   previousSecretExpiresAt: Date | null;
+  /** Why the service switched it off ("failing"); shown by the endpoints API, not by webhook-config. */
+  disabledReason: string | null;
   updatedAt: Date;
+}
+
+/** One endpoint of one organization; the default endpoint's id is the organization's. */
+export interface EndpointRef {
+  organizationId: string;
+  endpointId: string;
 }
 
 export interface SecretRotation {
@@ -51,9 +63,16 @@ export interface WebhookConfigUpdate {
   webhookTypes?: WebhookType[];
 }
 
-const SECRET_FIELDS = ['sharedSecret', 'previousSharedSecret'] as const;
 /** Bytes of entropy in a generated secret (base64url: 43 characters). */
 const GENERATED_SECRET_BYTES = 32;
+
+/** A new shared secret for an integrator who did not choose one: 32 random bytes, base64url. */
+export function generateSharedSecret(): string {
+  return randomBytes(GENERATED_SECRET_BYTES).toString('base64url');
+}
+
+/** The audit action of an endpoint the service switched off because it keeps failing. */
+export const AUTO_DISABLE_ACTION = 'webhookEndpoint.autoDisable';
 
 @Injectable()
 export class WebhookConfigService {
@@ -110,12 +129,13 @@ export class WebhookConfigService {
       const slotsBefore = toSlots(row);
       const slotsAfter = input.sharedSecret !== undefined ? replaceSecretSlots(after.sharedSecret) : slotsBefore;
       // A new secret always counts as a change (the sealed values differ), and is shown only as redacted.
-      const changes = diffForAudit({ ...before, ...auditedSlots(slotsBefore) }, { ...after, ...auditedSlots(slotsAfter) }, SECRET_FIELDS);
+      const changes = diffForAudit({ ...before, ...auditedSlots(slotsBefore) }, { ...after, ...auditedSlots(slotsAfter) }, SECRET_SLOT_FIELDS);
       if (Object.keys(changes).length === 0) return toView(row);
 
       row.url = after.url;
       row.enabled = after.enabled;
       row.webhookTypes = after.webhookTypes;
+      row.disabledReason = after.disabledReason;
       assignSlots(row, slotsAfter);
       row.updatedAt = new Date();
       this.audit.record(em, { organizationId, action: 'webhookConfig.update', actor, meta, changes });
@@ -136,7 +156,7 @@ export class WebhookConfigService {
     actor: AuditActor,
     meta: RequestMeta,
   ): Promise<SecretRotation> {
-    const generated = input.sharedSecret === undefined ? randomBytes(GENERATED_SECRET_BYTES).toString('base64url') : undefined;
+    const generated = input.sharedSecret === undefined ? generateSharedSecret() : undefined;
     const sealed = sealSecret(input.sharedSecret ?? (generated as string), this.config.secretsEncryptionKey, organizationId);
     const validSeconds = input.previousSecretValidSeconds ?? DEFAULT_PREVIOUS_SECRET_VALID_SECONDS;
 
@@ -154,7 +174,7 @@ export class WebhookConfigService {
           [{ field: 'sharedSecret', message: 'is required before it can be rotated' }],
         );
       }
-      const changes = diffForAudit(auditedSlots(slotsBefore), auditedSlots(rotation.slots), SECRET_FIELDS);
+      const changes = diffForAudit(auditedSlots(slotsBefore), auditedSlots(rotation.slots), SECRET_SLOT_FIELDS);
       assignSlots(row, rotation.slots);
       row.updatedAt = now;
       this.audit.record(em, { organizationId, action: 'webhookConfig.rotateSecret', actor, meta, changes });
@@ -167,8 +187,62 @@ export class WebhookConfigService {
    * expiry instant on; this removes them from storage). Returns how many were erased.
    */
   async eraseExpiredPreviousSecrets(now = new Date()): Promise<number> {
-    // Runs on a timer, outside any request: its own EntityManager.
-    return this.em.fork().getRepository(WebhookConfig).erasePreviousSecretsExpiredBy(now);
+    // Runs on a timer, outside any request: its own EntityManager. Each table is tried even when
+    // the other's rows are held, so one busy table never keeps the other's secrets at rest.
+    const erasers = [
+      () => this.em.fork().getRepository(WebhookConfig).erasePreviousSecretsExpiredBy(now),
+      () => this.em.fork().getRepository(WebhookEndpoint).erasePreviousSecretsExpiredBy(now),
+    ];
+    let erased = 0;
+    let failure: unknown = null;
+    for (const erase of erasers) {
+      try {
+        erased += await erase();
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== null) throw failure;
+    return erased;
+  }
+
+  /**
+   * Switches off, with `disabledReason: "failing"`, each given endpoint that is still enabled (the
+   * default endpoint is the organization's webhook configuration: `endpointId` equal to
+   * `organizationId`), and records each in the organization's audit log with the system as actor.
+   * Returns the endpoints it actually switched off: one already off, deleted, or not the
+   * organization's is left alone. Each endpoint is its own transaction, so a concurrent PATCH is
+   * judged before or after it, never lost.
+   */
+  async disableFailingEndpoints(endpoints: EndpointRef[], now: Date): Promise<EndpointRef[]> {
+    const disabled: EndpointRef[] = [];
+    const seen = new Set<string>();
+    for (const { organizationId, endpointId } of endpoints) {
+      const key = `${organizationId}/${endpointId}`.toLowerCase();
+      if (seen.has(key)) continue;
+      seen.add(key);
+      // Runs from a sweep, outside any request: its own EntityManager.
+      const done = await this.em.fork().transactional(async (em) => {
+        const switchedOff = isDefaultEndpoint(endpointId, organizationId)
+          ? await em.getRepository(WebhookConfig).disableIfEnabled(organizationId, FAILING_DISABLED_REASON, now)
+          : await em.getRepository(WebhookEndpoint).disableIfEnabled(organizationId, endpointId, FAILING_DISABLED_REASON, now);
+        if (!switchedOff) return false;
+        this.audit.record(em, {
+          organizationId,
+          action: AUTO_DISABLE_ACTION,
+          actor: SYSTEM_ACTOR,
+          meta: { requestId: null, ip: null },
+          changes: {
+            endpointId: { from: endpointId, to: endpointId },
+            enabled: { from: true, to: false },
+            disabledReason: { from: null, to: FAILING_DISABLED_REASON },
+          },
+        });
+        return true;
+      });
+      if (done) disabled.push({ organizationId, endpointId });
+    }
+    return disabled;
   }
 
   /**
@@ -185,7 +259,11 @@ export class WebhookConfigService {
     return { allowHttp, allowPrivateNetworks, allowedPorts };
   }
 
-  private async assertAcceptableUrl(url: string): Promise<void> {
+  /**
+   * The deployment's URL policy for a webhook receiver (scheme, credentials, port, and what the
+   * hostname resolves to): a 400 naming `url` when refused. Every endpoint is held to it.
+   */
+  async assertAcceptableUrl(url: string): Promise<void> {
     const policy = this.urlPolicy;
     const reason = checkWebhookUrl(url, policy);
     if (reason !== null) throw validationFailed([{ field: 'url', message: `url ${reason}` }]);
@@ -197,7 +275,8 @@ export class WebhookConfigService {
     }
   }
 
-  private async organizationCreatedAt(em: EntityManager, organizationId: string): Promise<Date> {
+  /** When the organization was created (its default endpoint's creation time); 404 when it does not exist. */
+  async organizationCreatedAt(em: EntityManager, organizationId: string): Promise<Date> {
     const organization = await em.findOne(Organization, { id: organizationId }, { fields: ['createdAt'] });
     if (!organization) throw notFound('ORGANIZATION_NOT_FOUND', `Organization ${organizationId} does not exist.`);
     return organization.createdAt;
@@ -205,7 +284,13 @@ export class WebhookConfigService {
 }
 
 function toState(row: WebhookConfig): WebhookConfigState {
-  return { url: row.url, enabled: row.enabled, webhookTypes: [...row.webhookTypes], sharedSecret: row.sharedSecretSealed };
+  return {
+    url: row.url,
+    enabled: row.enabled,
+    webhookTypes: [...row.webhookTypes],
+    sharedSecret: row.sharedSecretSealed,
+    disabledReason: row.disabledReason,
+  };
 }
 
 function toSlots(row: WebhookConfig): SecretSlots {
@@ -222,15 +307,6 @@ function assignSlots(row: WebhookConfig, slots: SecretSlots): void {
   row.previousSecretExpiresAt = slots.previousSecretExpiresAt;
 }
 
-/** The slots as the audit log shows them: secrets only as "[redacted]", the expiry in the contract's format. */
-function auditedSlots(slots: SecretSlots): Record<string, unknown> {
-  return {
-    sharedSecret: slots.sharedSecret,
-    previousSharedSecret: slots.previousSharedSecret,
-    previousSecretExpiresAtUtc: formatUtc(slots.previousSecretExpiresAt),
-  };
-}
-
 function toView(row: WebhookConfig): WebhookConfigView {
   return {
     url: row.url,
@@ -238,6 +314,7 @@ function toView(row: WebhookConfig): WebhookConfigView {
     webhookTypes: [...row.webhookTypes],
     hasSharedSecret: row.sharedSecretSealed !== null,
     previousSecretExpiresAt: livePreviousSecretExpiry(toSlots(row), new Date()),
+    disabledReason: row.disabledReason,
     updatedAt: row.updatedAt,
   };
 }
@@ -249,6 +326,7 @@ function defaultView(updatedAt: Date): WebhookConfigView {
     webhookTypes: [...DEFAULT_WEBHOOK_CONFIG.webhookTypes],
     hasSharedSecret: false,
     previousSecretExpiresAt: null,
+    disabledReason: null,
     updatedAt,
   };
 }

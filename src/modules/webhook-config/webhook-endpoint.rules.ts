@@ -1,0 +1,236 @@
+import { badRequest, FieldError } from '../../common/errors/domain-error';
+import { normalizeAddress, toChecksumAddress } from '../../common/evm-address';
+import type { WebhookType } from '../domain-events/domain-event.catalogue';
+import { auditedSlots, disabledReasonAfter, livePreviousSecretExpiry, normalizeWebhookTypes, SecretSlots } from './webhook-config.rules';
+
+/** Endpoints an organization may have, its default endpoint included (CONTRACT.md section 12). */
+export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
+export const MAX_ENDPOINT_DESCRIPTION_LENGTH = 500;
+export const MAX_FILTER_CONTRACT_ADDRESSES = 1000;
+
+/** What an endpoint other than the default is, as the rules and the audit log compare it. */
+export interface WebhookEndpointState {
+  url: string;
+  description: string | null;
+  enabled: boolean;
+  webhookTypes: WebhookType[];
+  /** Lowercase, sorted, without repeats; null means every contract (no filter). */
+  contractAddresses: string[] | null;
+  disabledReason: string | null;
+}
+
+/** A PATCH of an endpoint, already parsed: addresses lowercase, the secret (if any) sealed elsewhere. */
+export interface WebhookEndpointPatch {
+  url?: string;
+  description?: string | null;
+  enabled?: boolean;
+  webhookTypes?: WebhookType[];
+  contractAddresses?: string[] | null;
+}
+
+/** Everything the API shows of an endpoint (the default one included); never a secret. */
+export interface WebhookEndpointView {
+  id: string;
+  isDefault: boolean;
+  /** Null only for a default endpoint not configured yet. */
+  url: string | null;
+  description: string | null;
+  enabled: boolean;
+  webhookTypes: WebhookType[];
+  /** Lowercase (the API shows them in EIP-55 form); null when there is no filter. */
+  contractAddresses: string[] | null;
+  hasSharedSecret: boolean;
+  previousSecretExpiresAt: Date | null;
+  disabledReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The organization's default endpoint (the seed's webhook configuration) has the organization's id. */
+export function isDefaultEndpoint(endpointId: string, organizationId: string): boolean {
+  return endpointId.toLowerCase() === organizationId.toLowerCase();
+}
+
+/**
+ * Whether one more endpoint would go over the limit, given how many endpoints the organization
+ * has beside its default one (which always exists, so it always counts).
+ */
+export function endpointLimitReached(otherEndpoints: number): boolean {
+  return otherEndpoints + 1 >= MAX_ENDPOINTS_PER_ORGANIZATION;
+}
+
+/**
+ * The contract filter of a request: lowercase, without repeats, sorted (so the same set always
+ * reads and compares the same). Null or absent means no filter. Every bad entry is named at once
+ * (`filters.contractAddresses[3]`); a mixed-case address with a wrong EIP-55 checksum is refused
+ * like any other typo (see common/evm-address.ts).
+ */
+export function parseContractAddressFilter(inputs: readonly unknown[] | null | undefined, field = 'filters.contractAddresses'): string[] | null {
+  if (inputs === null || inputs === undefined) return null;
+  const errors: FieldError[] = [];
+  const unique = new Set<string>();
+  inputs.forEach((input, index) => {
+    const normalized = typeof input === 'string' ? normalizeAddress(input) : null;
+    if (normalized === null) {
+      errors.push({ field: `${field}[${index}]`, message: 'must be a 0x-prefixed 20-byte hex address; mixed case must be a valid EIP-55 checksum' });
+    } else {
+      unique.add(normalized);
+    }
+  });
+  if (errors.length > 0) {
+    const detail =
+      errors.length === 1
+        ? `${errors[0].field} is not a valid EVM address (or its EIP-55 checksum is wrong).`
+        : `${errors.length} entries of ${field} are not valid EVM addresses.`;
+    throw badRequest('INVALID_ADDRESS', detail, errors);
+  }
+  return [...unique].sort();
+}
+
+/** A new endpoint: enabled unless told otherwise, types as a set in catalogue order. */
+export function newEndpointState(input: {
+  url: string;
+  description?: string | null;
+  enabled?: boolean;
+  webhookTypes: readonly WebhookType[];
+  contractAddresses: string[] | null;
+}): WebhookEndpointState {
+  return {
+    url: input.url,
+    description: input.description ?? null,
+    enabled: input.enabled ?? true,
+    webhookTypes: normalizeWebhookTypes(input.webhookTypes),
+    contractAddresses: input.contractAddresses === null ? null : [...input.contractAddresses],
+    disabledReason: null,
+  };
+}
+
+/** The state after a PATCH: fields left out keep their value; setting `enabled` clears the service's reason. */
+export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEndpointPatch): WebhookEndpointState {
+  return {
+    url: patch.url ?? state.url,
+    description: patch.description !== undefined ? patch.description : state.description,
+    enabled: patch.enabled ?? state.enabled,
+    webhookTypes: patch.webhookTypes !== undefined ? normalizeWebhookTypes(patch.webhookTypes) : [...state.webhookTypes],
+    contractAddresses: patch.contractAddresses !== undefined ? patch.contractAddresses : copy(state.contractAddresses),
+    disabledReason: disabledReasonAfter(state.disabledReason, patch.enabled),
+  };
+}
+
+/** An endpoint row as the rules read it (the entity's own fields; no ORM needed). */
+export interface StoredEndpoint {
+  id: string;
+  url: string;
+  description: string | null;
+  enabled: boolean;
+  webhookTypes: WebhookType[];
+  contractAddresses: string[] | null;
+  sharedSecretSealed: string;
+  previousSharedSecretSealed: string | null;
+  previousSecretExpiresAt: Date | null;
+  disabledReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function endpointState(row: StoredEndpoint): WebhookEndpointState {
+  return {
+    url: row.url,
+    description: row.description,
+    enabled: row.enabled,
+    webhookTypes: [...row.webhookTypes],
+    contractAddresses: copy(row.contractAddresses),
+    disabledReason: row.disabledReason,
+  };
+}
+
+export function endpointSlots(row: StoredEndpoint): SecretSlots {
+  return {
+    sharedSecret: row.sharedSecretSealed,
+    previousSharedSecret: row.previousSharedSecretSealed,
+    previousSecretExpiresAt: row.previousSecretExpiresAt,
+  };
+}
+
+export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointView {
+  return {
+    id: row.id,
+    isDefault: false,
+    url: row.url,
+    description: row.description,
+    enabled: row.enabled,
+    webhookTypes: [...row.webhookTypes],
+    contractAddresses: copy(row.contractAddresses),
+    hasSharedSecret: true,
+    previousSecretExpiresAt: livePreviousSecretExpiry(endpointSlots(row), now),
+    disabledReason: row.disabledReason,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/** The default endpoint is exactly the seed's configuration: no description, no filter. */
+export function defaultEndpointView(
+  organizationId: string,
+  config: {
+    url: string | null;
+    enabled: boolean;
+    webhookTypes: WebhookType[];
+    hasSharedSecret: boolean;
+    previousSecretExpiresAt: Date | null;
+    disabledReason: string | null;
+    updatedAt: Date;
+  },
+  organizationCreatedAt: Date,
+): WebhookEndpointView {
+  return {
+    id: organizationId,
+    isDefault: true,
+    url: config.url,
+    description: null,
+    enabled: config.enabled,
+    webhookTypes: [...config.webhookTypes],
+    contractAddresses: null,
+    hasSharedSecret: config.hasSharedSecret,
+    previousSecretExpiresAt: config.previousSecretExpiresAt,
+    disabledReason: config.disabledReason,
+    createdAt: organizationCreatedAt,
+    updatedAt: config.updatedAt,
+  };
+}
+
+/**
+ * How to read one page of the list, whose order is the default endpoint first, then the others
+ * by id (creation order). A page key holds the id of the last endpoint served: the default's
+ * (the organization id) means the others start from the beginning.
+ */
+export function endpointPagePlan(
+  organizationId: string,
+  lastServedId: string | null,
+  pageSize: number,
+): { includeDefault: boolean; afterId: string | null; othersLimit: number } {
+  const includeDefault = lastServedId === null;
+  const afterId = lastServedId === null || isDefaultEndpoint(lastServedId, organizationId) ? null : lastServedId.toLowerCase();
+  // One more than fits tells whether a next page exists.
+  return { includeDefault, afterId, othersLimit: pageSize + 1 - (includeDefault ? 1 : 0) };
+}
+
+/**
+ * The endpoint as its audit entries show it (pass SECRET_SLOT_FIELDS to diffForAudit): addresses
+ * in EIP-55 form, secrets only as "[redacted]", the previous secret's expiry in the contract's format.
+ */
+export function auditedEndpoint(state: WebhookEndpointState, slots: SecretSlots): Record<string, unknown> {
+  return {
+    url: state.url,
+    description: state.description,
+    enabled: state.enabled,
+    webhookTypes: state.webhookTypes,
+    contractAddresses: state.contractAddresses === null ? null : state.contractAddresses.map(toChecksumAddress),
+    disabledReason: state.disabledReason,
+    ...auditedSlots(slots),
+  };
+}
+
+function copy(addresses: string[] | null): string[] | null {
+  return addresses === null ? null : [...addresses];
+}
