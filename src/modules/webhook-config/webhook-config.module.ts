@@ -6,11 +6,14 @@ import { PreviousSecretCleanup } from './previous-secret-cleanup.service';
 import { WebhookConfigController } from './webhook-config.controller';
 import { WebhookConfig } from './webhook-config.entity';
 import { WebhookConfigService } from './webhook-config.service';
+import { WebhookEndpoint } from './webhook-endpoint.entity';
+import { WebhookEndpointsController } from './webhook-endpoints.controller';
+import { WebhookEndpointsService } from './webhook-endpoints.service';
 
 @Module({
-  imports: [MikroOrmModule.forFeature([WebhookConfig]), AuditModule],
-  controllers: [WebhookConfigController],
-  providers: [WebhookConfigService, DeliveryTargetReader, PreviousSecretCleanup],
-  exports: [WebhookConfigService, DeliveryTargetReader],
+  imports: [MikroOrmModule.forFeature([WebhookConfig, WebhookEndpoint]), AuditModule],
+  controllers: [WebhookConfigController, WebhookEndpointsController],
+  providers: [WebhookConfigService, WebhookEndpointsService, DeliveryTargetReader, PreviousSecretCleanup],
+  exports: [WebhookConfigService, WebhookEndpointsService, DeliveryTargetReader],
 })
 export class WebhookConfigModule {}

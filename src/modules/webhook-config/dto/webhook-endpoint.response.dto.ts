@@ -1,0 +1,98 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { toChecksumAddress } from '../../../common/evm-address';
+import { formatUtc } from '../../../common/time';
+import { WEBHOOK_TYPES, WebhookType } from '../../domain-events/domain-event.catalogue';
+import type { WebhookEndpointView } from '../webhook-endpoint.rules';
+
+export class WebhookEndpointFiltersDto {
+  /** Contracts (EIP-55) whose `nft` and `transaction` webhooks this endpoint receives; null: every contract. */
+  @ApiProperty({ type: [String], nullable: true, example: ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'] })
+  contractAddresses: string[] | null;
+}
+
+export class WebhookEndpointDto {
+  /** The endpoint's id; the default endpoint's is the organization's id. */
+  @ApiProperty({ type: String, format: 'uuid' })
+  id: string;
+
+  /** True for the organization's default endpoint: the webhook configuration, which cannot be deleted. */
+  @ApiProperty({ type: Boolean })
+  isDefault: boolean;
+
+  /** Where webhooks are sent; null only for a default endpoint not configured yet. */
+  @ApiProperty({ type: String, nullable: true, example: 'https://example.com/webhooks' })
+  url: string | null;
+
+  /** Free text; always null on the default endpoint. */
+  @ApiProperty({ type: String, nullable: true, example: 'Data warehouse ingest' })
+  description: string | null;
+
+  /** Webhooks are sent only while enabled. */
+  @ApiProperty({ type: Boolean })
+  enabled: boolean;
+
+  /** The webhook types received, in catalogue order. */
+  @ApiProperty({ enum: WEBHOOK_TYPES, isArray: true, example: ['transaction', 'nft'] })
+  webhookTypes: WebhookType[];
+
+  /** Which webhooks of those types it receives; the default endpoint has no filter. */
+  @ApiProperty({ type: WebhookEndpointFiltersDto })
+  filters: WebhookEndpointFiltersDto;
+
+  /** Whether a shared secret is set. The secret itself is never returned. */
+  @ApiProperty({ type: Boolean })
+  hasSharedSecret: boolean;
+
+  /** While a rotation's overlap lasts, when the replaced secret stops signing; null when no previous secret signs. */
+  @ApiProperty({ type: String, nullable: true, example: '2026-11-24T10:00:00.000000+00:00' })
+  previousSecretExpiresAtUtc: string | null;
+
+  /** Why the service switched the endpoint off (`failing`); null otherwise. A PATCH of `enabled` clears it. */
+  @ApiProperty({ type: String, nullable: true, example: null })
+  disabledReason: string | null;
+
+  /** When the endpoint was added; the organization's creation time for the default endpoint. */
+  @ApiProperty({ type: String, example: '2026-11-22T01:25:42.123456+00:00' })
+  createdAtUtc: string;
+
+  /** Last change. */
+  @ApiProperty({ type: String, example: '2026-11-22T01:25:42.123456+00:00' })
+  updatedAtUtc: string;
+
+  static from(view: WebhookEndpointView): WebhookEndpointDto {
+    return {
+      id: view.id,
+      isDefault: view.isDefault,
+      url: view.url,
+      description: view.description,
+      enabled: view.enabled,
+      webhookTypes: [...view.webhookTypes],
+      filters: { contractAddresses: view.contractAddresses === null ? null : view.contractAddresses.map(toChecksumAddress) },
+      hasSharedSecret: view.hasSharedSecret,
+      previousSecretExpiresAtUtc: formatUtc(view.previousSecretExpiresAt),
+      disabledReason: view.disabledReason,
+      createdAtUtc: formatUtc(view.createdAt),
+      updatedAtUtc: formatUtc(view.updatedAt),
+    };
+  }
+}
+
+export class CreatedWebhookEndpointDto extends WebhookEndpointDto {
+  /** The generated secret, shown only in this answer; absent when the request gave one. */
+  @ApiProperty({ type: String, required: false, example: 'q0m5N1p8Hc3XoE7w2k3T9yJtC1dVq4fUeR6sZ8aB0gM' })
+  sharedSecret?: string;
+
+  static fromCreated(view: WebhookEndpointView, generatedSecret: string | undefined): CreatedWebhookEndpointDto {
+    return { ...WebhookEndpointDto.from(view), ...(generatedSecret === undefined ? {} : { sharedSecret: generatedSecret }) };
+  }
+}
+
+export class WebhookEndpointPageDto {
+  /** The default endpoint first, then the others in creation order. */
+  @ApiProperty({ type: [WebhookEndpointDto] })
+  endpoints: WebhookEndpointDto[];
+
+  /** Key of the next page; null on the last page. */
+  @ApiProperty({ type: String, nullable: true })
+  nextPageKey: string | null;
+}
