@@ -2,7 +2,9 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { createOrganization, TestOrganization } from './support/factories';
+import { openSecret } from '../src/modules/webhook-config/secret-box';
+import type { SecretKeyring } from '../src/config/app-config';
+import { bearer, createOrganization, TestOrganization } from './support/factories';
 import { createIsolatedDatabase } from './support/isolated-database';
 import { TestReceiver } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
@@ -11,6 +13,9 @@ import { configureWebhooks, createWallet, signatureIsValid } from './support/web
 const run = promisify(execFile);
 const SECRET_1 = 'rotation-secret-one-0123456789';
 const SECRET_2 = 'rotation-secret-two-0123456789';
+const ENDPOINT_SECRET = 'rotation-endpoint-secret-0123456789';
+const ENDPOINT_PREVIOUS_SECRET = 'rotation-endpoint-previous-0123456789';
+const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
 
 /** The sealed format written before keys had ids, made here independently of the service. */
 function legacySeal(plain: string, key: Buffer, context: string): string {
@@ -46,6 +51,31 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
     try {
       const { rows } = await client.query('select organization_id, shared_secret_sealed from webhook_config order by organization_id');
       return new Map(rows.map((r: { organization_id: string; shared_secret_sealed: string }) => [r.organization_id, r.shared_secret_sealed]));
+    } finally {
+      await client.end();
+    }
+  };
+  const sealedEndpointValues = async (): Promise<unknown[]> => {
+    const client = new Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      return (await client.query('select id, shared_secret_sealed, previous_shared_secret_sealed from webhook_endpoint order by id')).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  /** The endpoint's sealed secrets as stored, and what they open to under `keyring`. */
+  const endpointSecrets = async (endpointId: string, organizationId: string, keyring: SecretKeyring) => {
+    const client = new Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query('select shared_secret_sealed, previous_shared_secret_sealed from webhook_endpoint where id = $1', [endpointId]);
+      const [row] = rows as Array<{ shared_secret_sealed: string; previous_shared_secret_sealed: string }>;
+      return {
+        current: row.shared_secret_sealed,
+        previous: row.previous_shared_secret_sealed,
+        opened: [openSecret(row.shared_secret_sealed, keyring, organizationId), openSecret(row.previous_shared_secret_sealed, keyring, organizationId)],
+      };
     } finally {
       await client.end();
     }
@@ -91,6 +121,23 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
     await client.end();
     expect(await deliveryVerifies(app, org2, SECRET_2)).toBe(true);
     expect((await sealedValues()).get(org1.id)).toMatch(/^v2\.a\./);
+    // An endpoint beside the default one, mid-rotation: both of its secrets are sealed with key A.
+    const endpoint = await app
+      .http()
+      .post(ENDPOINTS_PATH)
+      .set(bearer(org1.adminKey))
+      .send({ url: receiver.url, webhookTypes: [], enabled: false, sharedSecret: ENDPOINT_PREVIOUS_SECRET })
+      .expect(201);
+    const endpointId: string = endpoint.body.id;
+    await app
+      .http()
+      .post(`${ENDPOINTS_PATH}/${endpointId}/rotate-secret`)
+      .set(bearer(org1.adminKey))
+      .send({ sharedSecret: ENDPOINT_SECRET, previousSecretValidSeconds: 604_800 })
+      .expect(200);
+    const sealedWithA = await endpointSecrets(endpointId, org1.id, app.config.secretsEncryptionKey);
+    expect(sealedWithA.current).toMatch(/^v2\.a\./);
+    expect(sealedWithA.previous).toMatch(/^v2\.a\./);
     await stop();
 
     // B seals from now on; A still opens what it sealed.
@@ -105,30 +152,43 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
       columns: [
         { table: 'webhook_config', column: 'shared_secret_sealed', resealed: 2, changedMeanwhile: 0, unopenable: 0 },
         { table: 'webhook_config', column: 'previous_shared_secret_sealed', resealed: 0, changedMeanwhile: 0, unopenable: 0 },
+        { table: 'webhook_endpoint', column: 'shared_secret_sealed', resealed: 1, changedMeanwhile: 0, unopenable: 0 },
+        { table: 'webhook_endpoint', column: 'previous_shared_secret_sealed', resealed: 1, changedMeanwhile: 0, unopenable: 0 },
       ],
     });
     const after = await sealedValues();
     expect(after.get(org1.id)).toMatch(/^v2\.b\./);
     expect(after.get(org2.id)).toMatch(/^v2\.b\./);
     expect(await deliveryVerifies(app, org1, SECRET_1)).toBe(true);
+    const endpointAfter = await endpointSecrets(endpointId, org1.id, app.config.secretsEncryptionKey);
+    expect(endpointAfter.current).toMatch(/^v2\.b\./);
+    expect(endpointAfter.previous).toMatch(/^v2\.b\./);
 
     // Running it again finds nothing left to do.
     const again = JSON.parse((await reseal(ringBA)).stdout.trim());
-    expect(again.columns[0]).toMatchObject({ resealed: 0, unopenable: 0 });
+    for (const column of again.columns) expect(column).toMatchObject({ resealed: 0, unopenable: 0 });
     await stop();
 
     // Key A is gone: every secret still opens.
     app = await start(ringB);
     expect(await deliveryVerifies(app, org1, SECRET_1)).toBe(true);
     expect(await deliveryVerifies(app, org2, SECRET_2)).toBe(true);
+    expect((await endpointSecrets(endpointId, org1.id, app.config.secretsEncryptionKey)).opened).toEqual([ENDPOINT_SECRET, ENDPOINT_PREVIOUS_SECRET]);
+    // The endpoint still answers as it did, its rotation window intact.
+    const shown = await app.http().get(`${ENDPOINTS_PATH}/${endpointId}`).set(bearer(org1.adminKey)).expect(200);
+    expect(shown.body).toEqual(expect.objectContaining({ hasSharedSecret: true, previousSecretExpiresAtUtc: expect.any(String) }));
   });
 
   it('fails, naming the count, when a stored secret opens under no configured key, and changes nothing', async () => {
     const before = await sealedValues();
+    const endpointsBefore = await sealedEndpointValues();
+    expect(endpointsBefore).toHaveLength(1);
+    // Two configurations' secrets, and the endpoint's current and previous ones.
     await expect(reseal(`c:${randomBytes(32).toString('base64')}`)).rejects.toMatchObject({
       code: 1,
-      stderr: expect.stringContaining('2 sealed value(s) open under no configured key'),
+      stderr: expect.stringContaining('4 sealed value(s) open under no configured key'),
     });
     expect(await sealedValues()).toEqual(before);
+    expect(await sealedEndpointValues()).toEqual(endpointsBefore);
   });
 });
