@@ -201,7 +201,7 @@ describe('bad input over every route', () => {
   it('takes snapshots that see any write (so "unchanged" below means something)', async () => {
     expect(Object.keys(state).sort()).toEqual(
       ['api_key', 'audit_entry', 'balance', 'domain_event', 'idempotency_key', 'nft_transaction', 'nft_whitelist',
-        'nft_whitelist_contract', 'organization', 'token', 'wallet', 'webhook_config'],
+        'nft_whitelist_contract', 'organization', 'token', 'wallet', 'webhook_config', 'webhook_endpoint'],
     );
     await t.http().patch(`/v1/tokens/${own.params.tokenId}`).set('authorization', `Bearer ${own.keys.admin}`).send({ metadata: { description: 'x' } }).expect(200);
     const after = await orgState(t, own.org.id);

@@ -4,6 +4,8 @@ import { TestReceiver, waitUntil } from './receiver';
 import { OPERATOR_KEY, TestApp } from './test-app';
 import { configureWebhooks, WEBHOOKS_PATH } from './webhooks';
 
+const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
+
 export const FIXTURE_SECRET = 'fixture-shared-secret-0123456789';
 
 /** An organization holding one object of every kind a route can address, and keys of every kind. */
@@ -35,6 +37,13 @@ export async function createOrgFixture(t: TestApp, receiver: TestReceiver): Prom
     .set(bearer(org.adminKey))
     .send({ contractAddresses: [contractAddress] })
     .expect(200);
+  // Switched off, so that it receives nothing: suites count the default endpoint's webhooks.
+  const endpoint = await t
+    .http()
+    .post(ENDPOINTS_PATH)
+    .set(bearer(org.adminKey))
+    .send({ url: receiver.url, webhookTypes: ['nft'], enabled: false, sharedSecret: FIXTURE_SECRET })
+    .expect(201);
   const log = await waitUntil(
     () => t.http().get(WEBHOOKS_PATH).set(bearer(org.adminKey)),
     (res) => res.status === 200 && res.body.webhooks.length > 0,
@@ -49,9 +58,9 @@ export async function createOrgFixture(t: TestApp, receiver: TestReceiver): Prom
       tokenId: token.id,
       transactionId: transaction.id,
       webhookId: log.body.webhooks[0].id,
-      // The default endpoint (the seed's configuration) has the organization's id.
-      endpointId: org.id,
       contractAddress,
+      // An endpoint beside the default one, which (unlike the default) a DELETE can remove.
+      endpointId: endpoint.body.id,
     },
   };
 }
@@ -73,6 +82,8 @@ export function sampleBody(method: string, path: string, params: Record<string, 
     'PATCH /api/organization/v1/current-organization/webhook-config': () => ({}),
     'PATCH /api/organization/v1/current-organization/nft-whitelist': () => ({ enabled: false }),
     'POST /api/organization/v1/current-organization/nft-whitelist/contracts': () => ({ contractAddresses: [newAddress()] }),
+    // Off, so that the endpoints a suite adds receive nothing.
+    'POST /api/organization/v1/current-organization/webhook-endpoints': () => ({ url: 'http://127.0.0.1:9999/sample', webhookTypes: ['nft'], enabled: false }),
   };
   const make = bodies[`${method} ${path}`];
   if (make) return make();

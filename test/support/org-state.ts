@@ -11,6 +11,7 @@ const HASHED_TABLES = [
   'nft_transaction',
   'idempotency_key',
   'webhook_config',
+  'webhook_endpoint',
   'nft_whitelist',
   'nft_whitelist_contract',
 ];
