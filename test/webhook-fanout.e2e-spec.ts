@@ -120,7 +120,7 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
     await t.http().patch(`/v1/tokens/${tokenA}`).set(bearer(org.adminKey)).send({ metadata: { name: 'A' } }).expect(200);
 
     // Everything reaches the unfiltered endpoint; the last event is a barrier for the filtered one.
-    await receiver.waitFor((r) => r.filter(at('/everything')).length === 6);
+    await receiver.waitFor((r) => r.filter(at('/everything')).length === 7);
     await receiver.waitFor((r) => r.some((w) => w.path === '/filtered' && w.body.action === 'update'));
     await waitUntil(
       () => log(org, `?endpointId=${filtered.id}`),

@@ -305,17 +305,19 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
   }
 
   /**
-   * Endpoints whose current run of failures began at or before `cutoff` and counts at least
-   * `minFailedWebhooks` webhooks (auto-disable candidates).
+   * Endpoints whose current run of failures has lasted at least `forMs` and counts at least
+   * `minFailedWebhooks` webhooks (auto-disable candidates), served by a partial index.
    */
   async failingEndpoints(
-    cutoff: Date,
+    forMs: number,
     minFailedWebhooks: number,
   ): Promise<{ organizationId: string; endpointId: string; failingSince: Date }[]> {
+    // The database's clock, the one that wrote failing_since.
     const result = await this.knex.raw(
       `select organization_id, endpoint_id, failing_since from webhook_endpoint_health
-        where failing_since <= ? and failed_webhooks >= ? order by failing_since limit 1000`,
-      [cutoff, minFailedWebhooks],
+        where failing_since <= now() - ? * interval '1 millisecond' and failed_webhooks >= ?
+        order by failing_since limit 1000`,
+      [forMs, minFailedWebhooks],
     );
     return (result.rows as { organization_id: string; endpoint_id: string; failing_since: Date }[]).map((r) => ({
       organizationId: r.organization_id,

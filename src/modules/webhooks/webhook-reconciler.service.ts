@@ -4,6 +4,8 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import type { Queue } from 'bull';
 import { AppConfig } from '../../config/app-config';
 import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
+import { DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
+import { WebhookConfigService } from '../webhook-config/webhook-config.service';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
 import { attemptLeaseMs, furthestLegitimateAttemptMs } from './webhook.rules';
@@ -16,6 +18,8 @@ const PRUNE_EVERY_RUNS = 20;
 const PRUNE_BATCH = 5000;
 /** Any fixed number shared by every worker of a deployment's database. */
 const RECONCILE_LOCK = 0x6e667477; // "nftw"
+/** Failed webhooks an endpoint's run of failures must count before it is disabled (CONTRACT.md section 12). */
+export const AUTO_DISABLE_MIN_FAILED_WEBHOOKS = 10;
 
 /**
  * PostgreSQL is the source of truth; Redis only carries work. This loop re-enqueues anything
@@ -24,7 +28,8 @@ const RECONCILE_LOCK = 0x6e667477; // "nftw"
  * organization per pass so one organization's backlog cannot starve the others. It also prunes
  * the delivery log past its retention, in batches. Only one worker of a deployment runs a pass
  * at a time (a PostgreSQL advisory lock held for the pass; a worker that dies releases it with
- * its connection).
+ * its connection). The same pass disables endpoints whose every attempt has failed for
+ * WEBHOOK_AUTO_DISABLE_AFTER.
  */
 @Injectable()
 export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -38,6 +43,8 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     private readonly config: AppConfig,
     private readonly outbox: DomainEventOutbox,
     private readonly deliveries: WebhookDeliveryRepository,
+    private readonly targets: DeliveryTargetReader,
+    private readonly webhookConfig: WebhookConfigService,
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
     @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue<DeliverJobData>,
   ) {}
@@ -47,6 +54,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
       if (this.running) return;
       this.running = this.withLock(async () => {
         await this.reconcile();
+        await this.autoDisable();
         this.runs += 1;
         if (this.runs % PRUNE_EVERY_RUNS === 1) await this.prune();
       })
@@ -99,6 +107,30 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
       await this.queue.addBulk(ids.map((id) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id) })));
     }
     return ids;
+  }
+
+  /**
+   * Disables every enabled endpoint whose every attempt has failed for WEBHOOK_AUTO_DISABLE_AFTER
+   * with at least ten failed webhooks, counting from its last change at the earliest (so a
+   * re-enabled endpoint gets a whole window again). Returns the ids disabled.
+   */
+  async autoDisable(): Promise<string[]> {
+    const windowMs = this.config.webhook.autoDisableAfterMs;
+    const candidates = await this.deliveries.failingEndpoints(windowMs, AUTO_DISABLE_MIN_FAILED_WEBHOOKS);
+    if (candidates.length === 0) return [];
+    const endpoints = await this.targets.endpoints(candidates.map((c) => c.organizationId));
+    const now = new Date();
+    const due = candidates.filter((c) => {
+      const target = endpoints.get(c.organizationId)?.find((e) => e.endpointId === c.endpointId);
+      return target !== undefined && target.enabled && target.updatedAt.getTime() <= now.getTime() - windowMs;
+    });
+    if (due.length === 0) return [];
+    const disabled = await this.webhookConfig.disableFailingEndpoints(
+      due.map(({ organizationId, endpointId }) => ({ organizationId, endpointId })),
+      now,
+    );
+    for (const endpoint of disabled) this.logger.warn(endpoint, 'webhook endpoint disabled: every attempt failed for the auto-disable window');
+    return disabled.map((endpoint) => endpoint.endpointId);
   }
 
   /** Deletes finished webhooks and judged events past the retention, a batch per statement. */
