@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
 import { AppConfig } from '../../config/app-config';
 import { WebhookDeliveryService } from './webhook-delivery.service';
@@ -12,6 +12,8 @@ import { DELIVER_JOB, DeliverJobData, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from '
  */
 @Injectable()
 export class WebhookProcessor implements OnApplicationBootstrap {
+  private readonly logger = new Logger('WebhookProcessor');
+
   constructor(
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
     @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue<DeliverJobData>,
@@ -24,7 +26,12 @@ export class WebhookProcessor implements OnApplicationBootstrap {
       job.data.webhookIds ? this.delivery.handleGroup(job.data.webhookIds) : this.delivery.handle(job.data.webhookId as string);
     // Each lane has the full concurrency: the bulk lane must not slow a burst down, only keep
     // it out of the way of other organizations' webhooks.
-    void this.queue.process(DELIVER_JOB, this.config.webhook.concurrency, handle);
-    void this.bulkQueue.process(DELIVER_JOB, this.config.webhook.concurrency, handle);
+    for (const queue of [this.queue, this.bulkQueue]) {
+      // Bull's run loop rejects when Redis fails before it is ready (or the app stops meanwhile);
+      // left unheard, that rejection would crash the process instead of being reported.
+      queue
+        .process(DELIVER_JOB, this.config.webhook.concurrency, handle)
+        .catch((error: unknown) => this.logger.error({ err: error, queue: queue.name }, 'webhook queue processing stopped'));
+    }
   }
 }
