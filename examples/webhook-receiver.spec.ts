@@ -5,7 +5,9 @@ import { startReceiver, verifySignature, verifyWebhook } from './webhook-receive
 
 describe('example webhook receiver', () => {
   const secret = 'example-shared-secret-1';
-  const body = Buffer.from('{"organizationId":"o","action":"create","id":"w1","resourceId":"r","resourceType":"Wallet","createdAtUtc":"2026-11-22T01:25:42.123456+00:00","changes":null}');
+  const body = Buffer.from(
+    '{"organizationId":"o","action":"create","id":"w1","resourceId":"r","resourceType":"Wallet","createdAtUtc":"2026-11-22T01:25:42.123456+00:00","changes":null}',
+  );
 
   it('accepts the signature the service makes and refuses anything else', () => {
     expect(verifySignature(body, signWebhookBody(secret, body), secret)).toBe(true);
@@ -60,7 +62,10 @@ describe('example webhook receiver', () => {
       const seedOnly = { 'x-service-webhook-hmac': signWebhookBody(secret, body) };
       expect(verifyWebhook(body, seedOnly, [secret], now)).toEqual({ ok: true, scheme: 'seed' });
       expect(verifyWebhook(body, seedOnly, [NEW], now).ok).toBe(false);
-      const rotating = { 'x-service-webhook-hmac': signWebhookBody(NEW, body), 'x-service-webhook-hmac-previous': signWebhookBody(secret, body) };
+      const rotating = {
+        'x-service-webhook-hmac': signWebhookBody(NEW, body),
+        'x-service-webhook-hmac-previous': signWebhookBody(secret, body),
+      };
       expect(verifyWebhook(body, rotating, [secret], now).ok).toBe(true);
       expect(verifyWebhook(body, rotating, [NEW], now).ok).toBe(true);
       expect(verifyWebhook(body, {}, [secret], now).ok).toBe(false);
@@ -79,7 +84,8 @@ describe('example webhook receiver', () => {
     it('the receiver takes both secrets during a rotation', async () => {
       const { server, url } = await startReceiver({ sharedSecret: [NEW, secret] });
       try {
-        const post = (headers: Record<string, string>) => fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+        const post = (headers: Record<string, string>) =>
+          fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
         expect((await post(signed(Date.now(), { secret: NEW }))).status).toBe(200);
         expect((await post(signed(Date.now(), { secret }))).status).toBe(200);
         expect((await post(signed(Date.now(), { secret: 'a-third-secret-value' }))).status).toBe(401);

@@ -60,7 +60,8 @@ export function verifyWebhook(rawBody: Buffer, headers: IncomingHttpHeaders, sec
     const id = header(headers, 'webhook-id');
     const timestamp = header(headers, 'webhook-timestamp');
     if (!id || !timestamp || !/^\d+$/.test(timestamp)) return { ok: false, reason: 'webhook-id or webhook-timestamp missing or malformed' };
-    if (Math.abs(now / 1000 - Number(timestamp)) > TIMESTAMP_TOLERANCE_SECONDS) return { ok: false, reason: 'webhook-timestamp outside 5 minutes' };
+    if (Math.abs(now / 1000 - Number(timestamp)) > TIMESTAMP_TOLERANCE_SECONDS)
+      return { ok: false, reason: 'webhook-timestamp outside 5 minutes' };
     const given = signature
       .split(' ')
       .filter((entry) => entry.startsWith('v1,'))

@@ -54,7 +54,9 @@ async function main(): Promise<void> {
     onWebhook: (w) => {
       count += 1;
       const changes = w.changes ? ` changes=${JSON.stringify(w.changes)}` : '';
-      process.stdout.write(`  ✔ signature verified  ${w.resourceType.padEnd(11)} ${w.action.padEnd(6)} resource ${w.resourceId}  webhook ${w.id}${changes}\n`);
+      process.stdout.write(
+        `  ✔ signature verified  ${w.resourceType.padEnd(11)} ${w.action.padEnd(6)} resource ${w.resourceId}  webhook ${w.id}${changes}\n`,
+      );
       if (count >= EXPECTED) finish();
     },
   });
@@ -78,9 +80,13 @@ async function main(): Promise<void> {
     await api(key, 'POST', '/v1/transactions', { tokenId: token.id, toWalletId: alice.id });
     await api(key, 'PATCH', `/v1/tokens/${token.id}`, { metadata: { description: `Held by ${bob.name ?? 'Bob'} next` } });
 
-    const timeout = new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`only ${count} of ${EXPECTED} webhooks arrived in 20 s`)), 20_000));
+    const timeout = new Promise<void>((_, reject) =>
+      setTimeout(() => reject(new Error(`only ${count} of ${EXPECTED} webhooks arrived in 20 s`)), 20_000),
+    );
     await Promise.race([allArrived, timeout]);
-    process.stdout.write(`all ${EXPECTED} webhooks arrived and verified. The delivery log: GET ${BASE_URL}/api/organization/v1/current-organization/webhooks\n`);
+    process.stdout.write(
+      `all ${EXPECTED} webhooks arrived and verified. The delivery log: GET ${BASE_URL}/api/organization/v1/current-organization/webhooks\n`,
+    );
   } finally {
     server.close();
   }

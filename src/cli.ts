@@ -70,7 +70,12 @@ async function main(argv: string[]): Promise<number> {
     const actor = { kind: 'operator' } as const;
     const result = await RequestContext.create(orm.em, async () => {
       const organization = await organizations.createOrganization(name, actor, meta);
-      const { apiKey, key } = await organizations.createApiKey(organization.id, { name: roles.join('+'), roles: roles as Role[] }, actor, meta);
+      const { apiKey, key } = await organizations.createApiKey(
+        organization.id,
+        { name: roles.join('+'), roles: roles as Role[] },
+        actor,
+        meta,
+      );
       return {
         organization: { id: organization.id, name: organization.name, createdAtUtc: formatUtc(organization.createdAt) },
         apiKey: { id: apiKey.id, key, roles: apiKey.roles },
@@ -118,5 +123,3 @@ main(process.argv.slice(2)).then(
     process.exit(1);
   },
 );
-
-

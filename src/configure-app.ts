@@ -72,10 +72,7 @@ function reqId(req: Request): string | null {
 function requireJsonBody(req: Request, res: Response, next: NextFunction): void {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (hasBody && !req.is('application/json') && !req.is('application/*+json')) {
-    sendProblem(
-      res,
-      buildProblem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send request bodies as application/json.', reqId(req)),
-    );
+    sendProblem(res, buildProblem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send request bodies as application/json.', reqId(req)));
     return;
   }
   next();

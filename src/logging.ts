@@ -51,7 +51,8 @@ export function loggerParams(config: AppConfig, destination?: NodeJS.WritableStr
         redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
         // Liveness probes and metric scrapes would drown everything else.
         autoLogging: { ignore: (req: IncomingMessage) => /^\/(health\/|metrics)/.test(req.url ?? '') },
-        customLogLevel: (_req: IncomingMessage, res: ServerResponse, err?: Error) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+        customLogLevel: (_req: IncomingMessage, res: ServerResponse, err?: Error) =>
+          err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
         // Our serializers read the raw request and response themselves. pino-http would otherwise
         // first copy every header into a plain object on each request, only for us to keep three
         // fields; the logged fields are the same either way.

@@ -54,9 +54,7 @@ function drainOnSignal(app: INestApplication, graceMs: number): void {
     logger.log(`${signal}: draining requests in flight, then shutting down`, 'Bootstrap');
     // Closing Redis connections rejects commands still queued on them (Bull's blocking reads);
     // nothing is lost by that, so it must not turn a clean stop into a crash with exit code 1.
-    process.on('unhandledRejection', (reason: unknown) =>
-      logger.warn({ err: reason }, 'a pending operation failed while shutting down'),
-    );
+    process.on('unhandledRejection', (reason: unknown) => logger.warn({ err: reason }, 'a pending operation failed while shutting down'));
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Keep-alive connections between requests would hold close() open: end them as they idle.
     const idle = setInterval(() => server.closeIdleConnections(), 100);

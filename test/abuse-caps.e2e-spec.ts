@@ -18,13 +18,21 @@ describe('API keys per organization (API_KEYS_PER_ORGANIZATION)', () => {
     const org = await createOrganization(t); // holds one admin key
     const attempts = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        t.http().post(`/admin/v1/organizations/${org.id}/api-keys`).set(bearer(OPERATOR_KEY)).send({ name: `k${i}`, roles: ['read'] }),
+        t
+          .http()
+          .post(`/admin/v1/organizations/${org.id}/api-keys`)
+          .set(bearer(OPERATOR_KEY))
+          .send({ name: `k${i}`, roles: ['read'] }),
       ),
     );
     expect(attempts.filter((r) => r.status === 201)).toHaveLength(3);
     for (const refused of attempts.filter((r) => r.status !== 201)) expectProblem(refused, 422, 'API_KEY_LIMIT_REACHED');
 
-    const byAdmin = await t.http().post(OWN_KEYS).set(bearer(org.adminKey)).send({ name: 'one more', roles: ['read'] });
+    const byAdmin = await t
+      .http()
+      .post(OWN_KEYS)
+      .set(bearer(org.adminKey))
+      .send({ name: 'one more', roles: ['read'] });
     expectProblem(byAdmin, 422, 'API_KEY_LIMIT_REACHED');
     const listed = await t.http().get(OWN_KEYS).set(bearer(org.adminKey)).expect(200);
     expect(listed.body.apiKeys).toHaveLength(4);
@@ -32,7 +40,12 @@ describe('API keys per organization (API_KEYS_PER_ORGANIZATION)', () => {
     // Revoked keys do not count.
     const spare = attempts.find((r) => r.status === 201)!.body.id;
     await t.http().delete(`${OWN_KEYS}/${spare}`).set(bearer(org.adminKey)).expect(204);
-    await t.http().post(OWN_KEYS).set(bearer(org.adminKey)).send({ name: 'replacement', roles: ['read'] }).expect(201);
+    await t
+      .http()
+      .post(OWN_KEYS)
+      .set(bearer(org.adminKey))
+      .send({ name: 'replacement', roles: ['read'] })
+      .expect(201);
 
     // The cap is per organization: another one is not held back.
     const other = await createOrganization(t);

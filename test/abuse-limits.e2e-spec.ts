@@ -99,7 +99,13 @@ describe('rate limits', () => {
   it('fails open when Redis is unreachable: writes succeed and a warning is logged', async () => {
     const t = await createTestApp({ REDIS_URL: 'redis://127.0.0.1:6', RATE_LIMIT_PER_KEY: '1', RATE_LIMIT_PER_IP: '1' });
     try {
-      for (let i = 0; i < 3; i += 1) await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: `open ${i}` }).expect(201);
+      for (let i = 0; i < 3; i += 1)
+        await t
+          .http()
+          .post('/v1/wallets')
+          .set(bearer(org.adminKey))
+          .send({ name: `open ${i}` })
+          .expect(201);
       expectProblem(await t.http().get('/v1/wallets'), 401, 'UNAUTHENTICATED');
       expectProblem(await t.http().get('/v1/wallets'), 401, 'UNAUTHENTICATED');
       // Framework-level loggers are process-wide, so the line may sit in either app's capture.
@@ -138,7 +144,11 @@ describe('request body limits', () => {
 
   it('400 JSON_TOO_DEEP for a body nested deeper than 32 levels, before anything reads it', async () => {
     const before = await t.http().get('/v1/wallets?pageSize=1000').set(bearer(org.adminKey)).expect(200);
-    const res = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: 'deep', x: nested(32) });
+    const res = await t
+      .http()
+      .post('/v1/wallets')
+      .set(bearer(org.adminKey))
+      .send({ name: 'deep', x: nested(32) });
     expectProblem(res, 400, 'JSON_TOO_DEEP');
     const hostile = '['.repeat(100_000) + ']'.repeat(100_000);
     const huge = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).set('content-type', 'application/json').send(hostile);
@@ -148,7 +158,11 @@ describe('request body limits', () => {
   });
 
   it('accepts 32 levels as far as depth goes (the body is then judged by validation)', async () => {
-    const res = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: 'deep', x: nested(31) });
+    const res = await t
+      .http()
+      .post('/v1/wallets')
+      .set(bearer(org.adminKey))
+      .send({ name: 'deep', x: nested(31) });
     expectProblem(res, 400, 'VALIDATION_FAILED');
     expect(res.body.errors).toEqual([{ field: 'x', message: 'is not an accepted field' }]);
   });
@@ -166,7 +180,11 @@ describe('request body limits', () => {
   });
 
   it('413 for a body over the size limit', async () => {
-    const res = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: 'x'.repeat(300 * 1024) });
+    const res = await t
+      .http()
+      .post('/v1/wallets')
+      .set(bearer(org.adminKey))
+      .send({ name: 'x'.repeat(300 * 1024) });
     expectProblem(res, 413, 'PAYLOAD_TOO_LARGE');
   });
 });

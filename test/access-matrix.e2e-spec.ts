@@ -45,7 +45,9 @@ describe('published access matrix', () => {
       }
       const published = op['x-required-roles'];
       if (JSON.stringify(published) !== JSON.stringify(expectedRoles(route))) {
-        wrong.push(`${route.method} ${route.path}: published ${JSON.stringify(published)}, enforced ${JSON.stringify(expectedRoles(route))}`);
+        wrong.push(
+          `${route.method} ${route.path}: published ${JSON.stringify(published)}, enforced ${JSON.stringify(expectedRoles(route))}`,
+        );
       }
     }
     expect(wrong).toEqual([]);

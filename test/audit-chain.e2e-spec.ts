@@ -97,7 +97,11 @@ describe('tamper-evident audit log', () => {
         'FORBIDDEN',
       );
       expectProblem(
-        await t.http().post('/api/organization/v1/current-organization/api-keys').set(bearer(auditorKey)).send({ name: 'x', roles: ['admin'] }),
+        await t
+          .http()
+          .post('/api/organization/v1/current-organization/api-keys')
+          .set(bearer(auditorKey))
+          .send({ name: 'x', roles: ['admin'] }),
         403,
         'FORBIDDEN',
       );
@@ -178,7 +182,11 @@ describe('tamper-evident audit log', () => {
       const writes = Array.from({ length: 24 }, (_, i) => {
         if (i % 3 === 0) return addContract(other);
         if (i % 3 === 1) return addContract();
-        return t.http().post(`/admin/v1/organizations/${org.id}/api-keys`).set(bearer(OPERATOR_KEY)).send({ name: `k${i}`, roles: ['read'] });
+        return t
+          .http()
+          .post(`/admin/v1/organizations/${org.id}/api-keys`)
+          .set(bearer(OPERATOR_KEY))
+          .send({ name: `k${i}`, roles: ['read'] });
       });
       const results = await Promise.all(writes);
       expect(results.map((r) => r.status).filter((s) => s >= 300)).toEqual([]);
@@ -342,9 +350,11 @@ describe('tamper-evident audit log', () => {
            from generate_series(1, 1500) as i`,
         [orgId],
       );
-      await sql(t, `insert into "audit_chain" ("organization_id", "head_seq", "head_hash") values (?, 1500, encode(sha256('1500'::bytea), 'hex'))`, [
-        orgId,
-      ]);
+      await sql(
+        t,
+        `insert into "audit_chain" ("organization_id", "head_seq", "head_hash") values (?, 1500, encode(sha256('1500'::bytea), 'hex'))`,
+        [orgId],
+      );
       const retentionMs = t.config.audit.retentionMs;
       const pruner = t.app.get(AuditPruner);
       const sent: number[] = [];

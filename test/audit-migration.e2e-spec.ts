@@ -34,7 +34,9 @@ describe('audit chain migration', () => {
     try {
       await orm.getMigrator().up({ to: BEFORE_CHAIN });
       const conn = orm.em.getConnection();
-      await conn.execute(`insert into "organization" ("id", "created_at", "name") values (?, '2026-11-01T10:00:00.000Z', 'Legacy')`, [orgId]);
+      await conn.execute(`insert into "organization" ("id", "created_at", "name") values (?, '2026-11-01T10:00:00.000Z', 'Legacy')`, [
+        orgId,
+      ]);
       // Written out of id order on purpose: the chain follows time of writing.
       const rows = [
         [ids[0], '2026-11-01T10:00:00.001Z', 'organization.create', { name: { from: null, to: 'Legacy' } }],

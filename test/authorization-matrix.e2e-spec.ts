@@ -59,7 +59,7 @@ describe('authorization matrix over every route', () => {
     expect(new Set(routes.map((r) => r.access?.kind))).toEqual(new Set(['public', 'operator', 'apiKey']));
   });
 
-  it('gives auditors every GET of the organization\'s administration and nothing that changes anything', () => {
+  it("gives auditors every GET of the organization's administration and nothing that changes anything", () => {
     const adminArea = routes.filter((r) => r.path.startsWith('/api/organization/v1/current-organization/'));
     expect(adminArea.length).toBeGreaterThan(5);
     const wrong = adminArea

@@ -117,9 +117,9 @@ function bodyArbitrary(sample: Record<string, unknown>): fc.Arbitrary<Payload> {
     fc
       .tuple(fc.constantFrom('name', 'image', 'editionId', 'externalUrl', 'backgroundColor', 'unknown'), hostileValue)
       .map(([field, value]) => ({ json: { ...sample, metadata: { [field]: value } } })),
-    fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('{', '{"a":', '[1,]', '{"a":1}}', 'nul', '\u0000', '{"__proto__":{"x":1}}')).map(
-      (raw) => ({ raw }),
-    ),
+    fc
+      .oneof(fc.string({ maxLength: 30 }), fc.constantFrom('{', '{"a":', '[1,]', '{"a":1}}', 'nul', '\u0000', '{"__proto__":{"x":1}}'))
+      .map((raw) => ({ raw })),
   );
 }
 
@@ -148,7 +148,9 @@ function judge(res: Response): string | null {
   if (res.status === 204) return res.text ? 'a 204 with a body' : null;
   // NDJSON: the audit-log export (its lines are checked in test/audit-chain.e2e-spec.ts); HTML,
   // CSS and JavaScript: the portal's static files (test/portal.e2e-spec.ts).
-  if (!/^(application\/json|application\/x-ndjson|text\/plain|text\/html|text\/css|text\/javascript)/.test(res.headers['content-type'] ?? '')) {
+  if (
+    !/^(application\/json|application\/x-ndjson|text\/plain|text\/html|text\/css|text\/javascript)/.test(res.headers['content-type'] ?? '')
+  ) {
     return 'a success that is not JSON';
   }
   return null;
@@ -199,11 +201,27 @@ describe('bad input over every route', () => {
   const settings = (numRuns: number) => ({ numRuns, endOnFailure: true });
 
   it('takes snapshots that see any write (so "unchanged" below means something)', async () => {
-    expect(Object.keys(state).sort()).toEqual(
-      ['api_key', 'audit_entry', 'balance', 'domain_event', 'idempotency_key', 'nft_transaction', 'nft_whitelist',
-        'nft_whitelist_contract', 'organization', 'token', 'wallet', 'webhook_config', 'webhook_endpoint'],
-    );
-    await t.http().patch(`/v1/tokens/${own.params.tokenId}`).set('authorization', `Bearer ${own.keys.admin}`).send({ metadata: { description: 'x' } }).expect(200);
+    expect(Object.keys(state).sort()).toEqual([
+      'api_key',
+      'audit_entry',
+      'balance',
+      'domain_event',
+      'idempotency_key',
+      'nft_transaction',
+      'nft_whitelist',
+      'nft_whitelist_contract',
+      'organization',
+      'token',
+      'wallet',
+      'webhook_config',
+      'webhook_endpoint',
+    ]);
+    await t
+      .http()
+      .patch(`/v1/tokens/${own.params.tokenId}`)
+      .set('authorization', `Bearer ${own.keys.admin}`)
+      .send({ metadata: { description: 'x' } })
+      .expect(200);
     const after = await orgState(t, own.org.id);
     expect(after.token).not.toBe(state.token);
     expect(after.wallet).toBe(state.wallet);
@@ -248,7 +266,9 @@ describe('bad input over every route', () => {
       await fc.assert(
         fc.asyncProperty(queryArbitrary, async (pairs) => {
           // Brackets stay literal so that the extended query parser builds arrays and objects.
-          const query = pairs.map(([k, v]) => `${percentEncode(k).replace(/%5B/g, '[').replace(/%5D/g, ']')}=${percentEncode(v)}`).join('&');
+          const query = pairs
+            .map(([k, v]) => `${percentEncode(k).replace(/%5B/g, '[').replace(/%5D/g, ']')}=${percentEncode(v)}`)
+            .join('&');
           await probe(route, query ? `${path}?${query}` : path);
         }),
         settings(RUNS.query),

@@ -87,7 +87,13 @@ describe('bounded waits on the database', () => {
     await lockHolder.query('begin');
     await lockHolder.query('lock table "wallet" in access exclusive mode');
     // Three requests take the pool's three connections and wait on the lock.
-    const holders = Array.from({ length: 3 }, () => t.http().get(`/v1/wallets/${walletId}`).set(bearer(org.adminKey)).then((r) => r));
+    const holders = Array.from({ length: 3 }, () =>
+      t
+        .http()
+        .get(`/v1/wallets/${walletId}`)
+        .set(bearer(org.adminKey))
+        .then((r) => r),
+    );
     await waitUntil(appConnectionsWaitingOnLock, (waiting) => waiting === 3, 10_000);
 
     const { value: res, ms } = await timed(t.http().get('/v1/wallets?pageSize=1').set(bearer(org.adminKey)));

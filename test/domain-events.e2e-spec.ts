@@ -20,7 +20,11 @@ describe('domain events of wallet, token and transaction writes', () => {
     await t.close();
   });
 
-  async function expectOneEvent(resourceId: string, expected: { webhookType: string; resourceType: string; action: string; changes: unknown }, since: Date) {
+  async function expectOneEvent(
+    resourceId: string,
+    expected: { webhookType: string; resourceType: string; action: string; changes: unknown },
+    since: Date,
+  ) {
     const events = await eventsFor(t, resourceId);
     expect(events).toHaveLength(1);
     const [event] = events;
@@ -52,7 +56,12 @@ describe('domain events of wallet, token and transaction writes', () => {
 
   it('PATCH /v1/tokens/{id} commits nft / Token / update with the changed fields', async () => {
     const token = await api.token({ metadata: { name: 'before', editionId: 3 } });
-    await t.http().patch(`/v1/tokens/${token.id}`).set(api.auth).send({ metadata: { name: 'after', editionId: 3, image: 'ipfs://cid' } }).expect(200);
+    await t
+      .http()
+      .patch(`/v1/tokens/${token.id}`)
+      .set(api.auth)
+      .send({ metadata: { name: 'after', editionId: 3, image: 'ipfs://cid' } })
+      .expect(200);
     const events = await eventsFor(t, token.id);
     expect(events.map((e) => e.action)).toEqual(['create', 'update']);
     expect(events[1]).toEqual(
@@ -88,7 +97,11 @@ describe('domain events of wallet, token and transaction writes', () => {
     expect(events.map((e) => e.resource_type)).toEqual(['Wallet', 'Token', 'Transaction']);
     const paths: Record<string, string> = { Wallet: '/v1/wallets/', Token: '/v1/tokens/', Transaction: '/v1/transactions/' };
     for (const event of events) {
-      const res = await t.http().get(paths[event.resource_type] + event.resource_id).set(ownApi.auth).expect(200);
+      const res = await t
+        .http()
+        .get(paths[event.resource_type] + event.resource_id)
+        .set(ownApi.auth)
+        .expect(200);
       expect(res.body.id).toBe(event.resource_id);
     }
   });
@@ -107,13 +120,24 @@ describe('domain events of wallet, token and transaction writes', () => {
       const [a, b] = [await api.wallet(), await api.wallet()];
       const token = await api.token();
       await api.mint(token.id, a.id, '1');
-      await t.http().post('/v1/transactions').set(api.auth).set('idempotency-key', 'ev-key').send({ tokenId: token.id, toWalletId: b.id }).expect(201);
+      await t
+        .http()
+        .post('/v1/transactions')
+        .set(api.auth)
+        .set('idempotency-key', 'ev-key')
+        .send({ tokenId: token.id, toWalletId: b.id })
+        .expect(201);
       const before = await eventCount(t, org.id);
 
       const post = (body: Record<string, unknown>) => t.http().post('/v1/transactions').set(api.auth).send(body);
       expectProblem(await post({ tokenId: token.id, fromWalletId: a.id, toWalletId: b.id, amount: '5' }), 422, 'INSUFFICIENT_BALANCE');
       expectProblem(
-        await t.http().post('/v1/transactions').set(api.auth).set('idempotency-key', 'ev-key').send({ tokenId: token.id, toWalletId: a.id }),
+        await t
+          .http()
+          .post('/v1/transactions')
+          .set(api.auth)
+          .set('idempotency-key', 'ev-key')
+          .send({ tokenId: token.id, toWalletId: a.id }),
         422,
         'IDEMPOTENCY_KEY_REUSED',
       );
@@ -121,8 +145,20 @@ describe('domain events of wallet, token and transaction writes', () => {
       expectProblem(await post({ tokenId: UNKNOWN_ID, toWalletId: a.id }), 404, 'TOKEN_NOT_FOUND');
       expectProblem(await post({ tokenId: token.id }), 400, 'VALIDATION_FAILED');
       expectProblem(await t.http().post('/v1/wallets').set(api.auth).send({ address: 'nope' }), 400, 'VALIDATION_FAILED');
-      expectProblem(await t.http().patch(`/v1/tokens/${UNKNOWN_ID}`).set(api.auth).send({ metadata: { name: 'x' } }), 404, 'TOKEN_NOT_FOUND');
-      expectProblem(await t.http().post('/v1/tokens').set(api.auth).send({ contractAddress: newAddress(), blockchainTokenId: '-1' }), 400, 'VALIDATION_FAILED');
+      expectProblem(
+        await t
+          .http()
+          .patch(`/v1/tokens/${UNKNOWN_ID}`)
+          .set(api.auth)
+          .send({ metadata: { name: 'x' } }),
+        404,
+        'TOKEN_NOT_FOUND',
+      );
+      expectProblem(
+        await t.http().post('/v1/tokens').set(api.auth).send({ contractAddress: newAddress(), blockchainTokenId: '-1' }),
+        400,
+        'VALIDATION_FAILED',
+      );
 
       expect(await eventCount(t, org.id)).toBe(before);
     });
@@ -130,7 +166,13 @@ describe('domain events of wallet, token and transaction writes', () => {
     it('an idempotent replay adds no event', async () => {
       const wallet = await api.wallet();
       const token = await api.token();
-      const send = () => t.http().post('/v1/transactions').set(api.auth).set('idempotency-key', 'ev-replay').send({ tokenId: token.id, toWalletId: wallet.id });
+      const send = () =>
+        t
+          .http()
+          .post('/v1/transactions')
+          .set(api.auth)
+          .set('idempotency-key', 'ev-replay')
+          .send({ tokenId: token.id, toWalletId: wallet.id });
       await send().expect(201);
       const before = await eventCount(t, org.id);
       await send().expect(201);
@@ -145,7 +187,9 @@ describe('domain events of wallet, token and transaction writes', () => {
     const token = await api.token();
     await api.mint(token.id, sender.id, '10');
     const results = await Promise.all(
-      Array.from({ length: 25 }, () => t.http().post('/v1/transactions').set(api.auth).send({ tokenId: token.id, fromWalletId: sender.id, toWalletId: receiver.id })),
+      Array.from({ length: 25 }, () =>
+        t.http().post('/v1/transactions').set(api.auth).send({ tokenId: token.id, fromWalletId: sender.id, toWalletId: receiver.id }),
+      ),
     );
     const committed = results.filter((r) => r.status === 201).map((r) => r.body.id as string);
     expect(committed).toHaveLength(10);

@@ -140,7 +140,15 @@ describe('PostgreSQL connections dropped mid-request', () => {
     const dropped: number[] = [];
     const [answers] = await Promise.all([
       track(
-        Promise.all(Array.from({ length: 20 }, (_, i) => t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: `burst ${i}` }))),
+        Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            t
+              .http()
+              .post('/v1/wallets')
+              .set(bearer(org.adminKey))
+              .send({ name: `burst ${i}` }),
+          ),
+        ),
       ),
       (async () => {
         for (let i = 0; i < 4; i += 1) {
@@ -173,7 +181,11 @@ class OwnRedis {
       stdio: 'ignore',
     });
     await waitUntil(
-      () => promisify(execFile)('redis-cli', ['-p', String(this.port), 'ping']).then((r) => r.stdout.trim(), () => 'down'),
+      () =>
+        promisify(execFile)('redis-cli', ['-p', String(this.port), 'ping']).then(
+          (r) => r.stdout.trim(),
+          () => 'down',
+        ),
       (answer) => answer === 'PONG',
       10_000,
     );

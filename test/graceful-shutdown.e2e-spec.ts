@@ -56,13 +56,21 @@ class ServiceProcess {
   exit: Promise<number | null>;
   private child: ChildProcess;
 
-  constructor(readonly port: number, env: Record<string, string | undefined>) {
+  constructor(
+    readonly port: number,
+    env: Record<string, string | undefined>,
+  ) {
     // node itself runs ts-node (no npx or shell in between), so a signal reaches the service.
     this.child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--swc', 'src/main.ts'], {
       env: { ...process.env, ...env, PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const collect = (chunk: Buffer) => this.output.push(...String(chunk).split('\n').filter((l) => l.length > 0));
+    const collect = (chunk: Buffer) =>
+      this.output.push(
+        ...String(chunk)
+          .split('\n')
+          .filter((l) => l.length > 0),
+      );
     this.child.stdout!.on('data', collect);
     this.child.stderr!.on('data', collect);
     this.exit = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
@@ -124,7 +132,10 @@ describe('the real entry point', () => {
       const { port } = service;
       const org = await call(port, 'POST', '/admin/v1/organizations', OPERATOR_KEY, { name: 'drain org' });
       expect(org.status).toBe(201);
-      const key = await call(port, 'POST', `/admin/v1/organizations/${org.body.id}/api-keys`, OPERATOR_KEY, { name: 'a', roles: ['admin'] });
+      const key = await call(port, 'POST', `/admin/v1/organizations/${org.body.id}/api-keys`, OPERATOR_KEY, {
+        name: 'a',
+        roles: ['admin'],
+      });
       const CONFIG = '/api/organization/v1/current-organization/webhook-config';
       expect((await call(port, 'PATCH', CONFIG, key.body.key, { url: 'http://127.0.0.1:9999/a' })).status).toBe(200);
 
@@ -149,7 +160,11 @@ describe('the real entry point', () => {
       service.signal('SIGTERM');
       // New connections are refused once the process has begun to drain.
       await waitUntil(
-        () => call(port, 'GET', '/health/live').then(() => 'accepted', (error: NodeJS.ErrnoException) => error.code ?? 'error'),
+        () =>
+          call(port, 'GET', '/health/live').then(
+            () => 'accepted',
+            (error: NodeJS.ErrnoException) => error.code ?? 'error',
+          ),
         (outcome) => outcome === 'ECONNREFUSED',
         30_000,
       );

@@ -38,7 +38,11 @@ describe('problem details for every kind of bad request', () => {
   });
 
   it('413 PAYLOAD_TOO_LARGE above the body limit', async () => {
-    const res = await t.http().post('/admin/v1/organizations').set(operator).send({ name: 'x'.repeat(5000) });
+    const res = await t
+      .http()
+      .post('/admin/v1/organizations')
+      .set(operator)
+      .send({ name: 'x'.repeat(5000) });
     expectProblem(res, 413, 'PAYLOAD_TOO_LARGE');
   });
 
@@ -46,10 +50,7 @@ describe('problem details for every kind of bad request', () => {
     const res = await t.http().post('/admin/v1/organizations').set(operator).send({ name: 42, extra: true });
     expectProblem(res, 400, 'VALIDATION_FAILED');
     expect(res.body.errors).toEqual(
-      expect.arrayContaining([
-        { field: 'extra', message: 'is not an accepted field' },
-        expect.objectContaining({ field: 'name' }),
-      ]),
+      expect.arrayContaining([{ field: 'extra', message: 'is not an accepted field' }, expect.objectContaining({ field: 'name' })]),
     );
   });
 
@@ -60,7 +61,11 @@ describe('problem details for every kind of bad request', () => {
   });
 
   it('400 INVALID_PATH_PARAMETER for a path id that is not a UUID', async () => {
-    const res = await t.http().post('/admin/v1/organizations/not-a-uuid/api-keys').set(operator).send({ name: 'k', roles: ['read'] });
+    const res = await t
+      .http()
+      .post('/admin/v1/organizations/not-a-uuid/api-keys')
+      .set(operator)
+      .send({ name: 'k', roles: ['read'] });
     expectProblem(res, 400, 'INVALID_PATH_PARAMETER');
   });
 
@@ -74,7 +79,12 @@ describe('problem details for every kind of bad request', () => {
   it('changes nothing when a request is rejected', async () => {
     const org = await createOrganization(t);
     const before = await t.http().get('/api/organization/v1/current-organization/api-keys').set(bearer(org.adminKey)).expect(200);
-    await t.http().post('/api/organization/v1/current-organization/api-keys').set(bearer(org.adminKey)).send({ name: 'x', roles: ['superuser'] }).expect(400);
+    await t
+      .http()
+      .post('/api/organization/v1/current-organization/api-keys')
+      .set(bearer(org.adminKey))
+      .send({ name: 'x', roles: ['superuser'] })
+      .expect(400);
     const after = await t.http().get('/api/organization/v1/current-organization/api-keys').set(bearer(org.adminKey)).expect(200);
     expect(after.body).toEqual(before.body);
   });

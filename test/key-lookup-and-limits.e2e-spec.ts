@@ -81,9 +81,7 @@ describe('rate limits under concurrency', () => {
 
   it('a burst of concurrent requests on two instances gets exactly the limit through, each with its own count', async () => {
     const key = (await createApiKey(setup, org.id, ['read'])).key;
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).http().get('/v1/wallets').set(bearer(key))),
-    );
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).http().get('/v1/wallets').set(bearer(key))));
     const ok = answers.filter((r) => r.status === 200);
     expect(ok).toHaveLength(7);
     for (const limited of answers.filter((r) => r.status !== 200)) expectProblem(limited, 429, 'RATE_LIMITED');

@@ -38,7 +38,9 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
   /** A wallet holding one fresh token of each given contract (amounts 1, 2, 3...). */
   async function walletHolding(contracts: string[]) {
     const wallet = await api.wallet();
-    const tokens = await inBatches(contracts, 8, async (contractAddress) => api.token({ contractAddress, metadata: { name: contractAddress } }));
+    const tokens = await inBatches(contracts, 8, async (contractAddress) =>
+      api.token({ contractAddress, metadata: { name: contractAddress } }),
+    );
     await inBatches(tokens, 8, async (token) => api.mint(token.id, wallet.id, String(tokens.indexOf(token) + 1)));
     return { wallet, tokens };
   }
@@ -99,7 +101,10 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
     const ids = items.map((i) => i.tokenId);
     expect(ids).toEqual(ascending([tokens[0].id, tokens[2].id]));
     expect(items.map((i) => i.amount)).toEqual(ids.map((id) => (id === tokens[0].id ? '1' : '3')));
-    const [zero] = await sql<{ amount: string }>(t, 'select amount::text as amount from balance where wallet_id = ? and token_id = ?', [wallet.id, tokens[1].id]);
+    const [zero] = await sql<{ amount: string }>(t, 'select amount::text as amount from balance where wallet_id = ? and token_id = ?', [
+      wallet.id,
+      tokens[1].id,
+    ]);
     expect(zero.amount).toBe('0');
   });
 
@@ -142,7 +147,12 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
     expect(current.nftTokenBalances.map((i) => i.tokenId)).toEqual(ordered.slice(0, 3));
     // Out: one already served and one not yet reached. In: a new token (sorts after everything).
     await api.move({ tokenId: ordered[1], fromWalletId: wallet.id, toWalletId: elsewhere.id, amount: '1' });
-    await api.move({ tokenId: ordered[4], fromWalletId: wallet.id, toWalletId: elsewhere.id, amount: tokens.findIndex((x) => x.id === ordered[4]) + 1 + '' });
+    await api.move({
+      tokenId: ordered[4],
+      fromWalletId: wallet.id,
+      toWalletId: elsewhere.id,
+      amount: tokens.findIndex((x) => x.id === ordered[4]) + 1 + '',
+    });
     removed.add(ordered[1]).add(ordered[4]);
     const fresh = await api.token();
     await api.mint(fresh.id, wallet.id);
@@ -178,7 +188,11 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
     expect(ids(onlyA)).toEqual(ascending([tokens[0].id, tokens[3].id]));
     expect(onlyA.body.nftTokenBalances.every((i: BalanceItem) => i.token.contractAddress === checksum(a))).toBe(true);
 
-    const aAndB = await t.http().get(`/v2/wallets/${wallet.id}/nft-balances?contractAddress=${a}&contractAddress=0x${b.slice(2).toUpperCase()}`).set(api.auth).expect(200);
+    const aAndB = await t
+      .http()
+      .get(`/v2/wallets/${wallet.id}/nft-balances?contractAddress=${a}&contractAddress=0x${b.slice(2).toUpperCase()}`)
+      .set(api.auth)
+      .expect(200);
     expect(ids(aAndB)).toEqual(ascending([tokens[0].id, tokens[1].id, tokens[3].id]));
 
     const paged = await api.balancesPage(wallet.id, { contractAddress: a, pageSize: 1 }).expect(200);
@@ -207,7 +221,10 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
     for (let i = 0; i < 8; i += 1) tokens.push(await ownApi.token({ contractAddress: i % 2 === 0 ? allowed : hidden }));
     for (const token of tokens) await ownApi.mint(token.id, wallet.id);
     await sql(t, 'insert into nft_whitelist (organization_id, enabled, updated_at) values (?, true, now())', [own.id]);
-    await sql(t, 'insert into nft_whitelist_contract (organization_id, contract_address, created_at) values (?, ?, now())', [own.id, allowed]);
+    await sql(t, 'insert into nft_whitelist_contract (organization_id, contract_address, created_at) values (?, ?, now())', [
+      own.id,
+      allowed,
+    ]);
 
     const visible = ascending(tokens.filter((_, i) => i % 2 === 0).map((x) => x.id));
     const first = await ownApi.balancesPage(wallet.id, { pageSize: 2 }).expect(200);
@@ -321,7 +338,11 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
     it('whatever the page size, with the wallet check, the whitelist and the contract filter folded in', async () => {
       const contracts = Array.from({ length: 4 }, () => newAddress());
       const wallet = await api.wallet();
-      const tokens = await inBatches(Array.from({ length: 120 }, (_, i) => contracts[i % 4]), 10, (contractAddress) => api.token({ contractAddress }));
+      const tokens = await inBatches(
+        Array.from({ length: 120 }, (_, i) => contracts[i % 4]),
+        10,
+        (contractAddress) => api.token({ contractAddress }),
+      );
       await inBatches(tokens, 10, (token) => api.mint(token.id, wallet.id));
       await api.balancesPage(wallet.id, { pageSize: 1 }).expect(200); // the key is now cached
 
@@ -339,7 +360,9 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
 
       const second = await api.balancesPage(wallet.id, { pageSize: 50 }).expect(200);
       const filtered = await queriesDuring(() =>
-        api.balancesPage(wallet.id, { pageSize: 50, pageKey: second.body.nextPageKey, contractAddress: [contracts[0], contracts[1]] }).expect(200),
+        api
+          .balancesPage(wallet.id, { pageSize: 50, pageKey: second.body.nextPageKey, contractAddress: [contracts[0], contracts[1]] })
+          .expect(200),
       );
       expect(filtered).toHaveLength(1);
 

@@ -43,8 +43,18 @@ describe('OpenAPI document', () => {
     expect(variants('transaction')).toEqual(['Transaction/create', 'WebhookTest/test']);
     expect(variants('payment')).toEqual(['WebhookTest/test']);
     const tokenUpdate = bodies('nft')[1];
-    expect(Object.keys(tokenUpdate.properties)).toEqual(['organizationId', 'action', 'id', 'resourceId', 'resourceType', 'createdAtUtc', 'changes']);
-    expect(resolve(tokenUpdate.properties.changes).properties).toEqual(expect.objectContaining({ name: expect.any(Object), image: expect.any(Object) }));
+    expect(Object.keys(tokenUpdate.properties)).toEqual([
+      'organizationId',
+      'action',
+      'id',
+      'resourceId',
+      'resourceType',
+      'createdAtUtc',
+      'changes',
+    ]);
+    expect(resolve(tokenUpdate.properties.changes).properties).toEqual(
+      expect.objectContaining({ name: expect.any(Object), image: expect.any(Object) }),
+    );
     expect(bodies('nft')[0].properties.changes.type).toBe('null');
 
     for (const type of Object.keys(doc.webhooks)) {
@@ -83,9 +93,13 @@ describe('OpenAPI document', () => {
       const path = join(dir, 'openapi.json');
       writeFileSync(path, JSON.stringify(doc));
       // A non-zero exit (any error) rejects with Redocly's report.
-      const { stdout, stderr } = await run(process.execPath, [require.resolve('@redocly/cli/bin/cli.js'), 'lint', '--format=stylish', path], {
-        timeout: 60_000,
-      });
+      const { stdout, stderr } = await run(
+        process.execPath,
+        [require.resolve('@redocly/cli/bin/cli.js'), 'lint', '--format=stylish', path],
+        {
+          timeout: 60_000,
+        },
+      );
       expect(`${stdout}${stderr}`).toMatch(/valid/i);
     } finally {
       rmSync(dir, { recursive: true, force: true });

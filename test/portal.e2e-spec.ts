@@ -88,7 +88,8 @@ describe('portal in a real browser', () => {
     await page.setViewport({ width, height });
     page.on('console', (message) => {
       // A refused API call is logged by the browser too; each test checks what the page shows for those.
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) complaints.push(`console: ${message.text()}`);
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+        complaints.push(`console: ${message.text()}`);
     });
     page.on('response', (response) => {
       if (response.status() >= 400 && !new URL(response.url()).pathname.startsWith('/api/')) {
@@ -125,9 +126,7 @@ describe('portal in a real browser', () => {
   }
 
   const visibleButtons = (page: Page) =>
-    page.$$eval('button', (buttons) =>
-      buttons.filter((b) => b.offsetParent !== null).map((b) => (b.textContent ?? '').trim()),
-    );
+    page.$$eval('button', (buttons) => buttons.filter((b) => b.offsetParent !== null).map((b) => (b.textContent ?? '').trim()));
 
   /** Writes a wallet and waits until its webhook reached the receiver; answers the webhook's id. */
   async function deliveredWebhook(name: string): Promise<string> {
@@ -154,7 +153,8 @@ describe('portal in a real browser', () => {
     await createWallet(t, org, 'seen in the portal');
     const delivered = await waitUntil(
       () => t.http().get(WEBHOOKS_PATH).set(bearer(org.adminKey)),
-      (res) => res.body.webhooks.some((w: { resourceType: string; status: string }) => w.resourceType === 'Wallet' && w.status === 'succeeded'),
+      (res) =>
+        res.body.webhooks.some((w: { resourceType: string; status: string }) => w.resourceType === 'Wallet' && w.status === 'succeeded'),
     );
     const webhook = delivered.body.webhooks.find((w: { resourceType: string }) => w.resourceType === 'Wallet');
     await page.click('#log-refresh');
@@ -193,7 +193,7 @@ describe('portal in a real browser', () => {
     await page.close();
   });
 
-  it("shows what a failing receiver answered on every attempt, and a redelivery that succeeds once it recovers", async () => {
+  it('shows what a failing receiver answered on every attempt, and a redelivery that succeeds once it recovers', async () => {
     let failing = true;
     receiver.behaviour = (_, webhook) => ({ status: failing && webhook.body.resourceType === 'Token' ? 500 : 200 });
     const token = await nftApi(t, org.adminKey).token();
@@ -282,7 +282,11 @@ describe('portal in a real browser', () => {
     await page.select('#filter-type', '');
     await page.select('#filter-page-size', '10');
     await page.click('#filter-form button[type="submit"]');
-    await page.waitForFunction(() => document.getElementById('page-label')?.textContent === 'Page 1' && !(document.getElementById('page-older') as HTMLButtonElement).disabled);
+    await page.waitForFunction(
+      () =>
+        document.getElementById('page-label')?.textContent === 'Page 1' &&
+        !(document.getElementById('page-older') as HTMLButtonElement).disabled,
+    );
     const firstPage = await page.$$eval('#log-table tbody tr', (rows) => rows.map((r) => (r as HTMLElement).dataset.id));
     expect(firstPage).toEqual(all.webhooks.map((w: { id: string }) => w.id));
     await page.click('#page-older');
@@ -323,7 +327,10 @@ describe('portal in a real browser', () => {
     const stats = await t.http().get(`${WEBHOOKS_PATH}/stats`).set(bearer(org.adminKey));
     await page.click('.tabs button[data-view="stats"]');
     // Without it, `stats` is read as a webhook id by GET …/webhooks/{webhookId}.
-    if ((stats.status === 404 && stats.body.code === 'ROUTE_NOT_FOUND') || (stats.status === 400 && stats.body.code === 'INVALID_PATH_PARAMETER')) {
+    if (
+      (stats.status === 404 && stats.body.code === 'ROUTE_NOT_FOUND') ||
+      (stats.status === 400 && stats.body.code === 'INVALID_PATH_PARAMETER')
+    ) {
       await page.waitForSelector('#stats-note:not([hidden])');
       expect(await page.$eval('#stats-note', (e) => e.textContent)).toBe('Delivery statistics are not available on this server.');
       expect(await page.$$('#chart canvas')).toHaveLength(0);
@@ -365,7 +372,9 @@ describe('portal in a real browser', () => {
     const page = await openPortal();
     await signIn(page, 'nftw_this-key-does-not-exist-at-all-0123456789');
     await page.waitForFunction(() => (document.getElementById('sign-in-error')?.textContent ?? '') !== '');
-    expect(await page.$eval('#sign-in-error', (e) => e.textContent)).toMatch(/^This API key was refused: .+\((INVALID_API_KEY|UNAUTHENTICATED)\)$/);
+    expect(await page.$eval('#sign-in-error', (e) => e.textContent)).toMatch(
+      /^This API key was refused: .+\((INVALID_API_KEY|UNAUTHENTICATED)\)$/,
+    );
     expect(await page.$eval('#app-view', (e) => (e as HTMLElement).hidden)).toBe(true);
     expect(await page.evaluate((name) => sessionStorage.getItem(name), KEY_STORAGE)).toBeNull();
 
@@ -430,7 +439,11 @@ describe('portal in a real browser', () => {
   });
 
   it('serves the page with nothing inline, so the strict CSP needs no exception', async () => {
-    const html = await t.http().get('/portal').expect(200).expect('content-type', /text\/html/);
+    const html = await t
+      .http()
+      .get('/portal')
+      .expect(200)
+      .expect('content-type', /text\/html/);
     expect(html.headers['content-security-policy']).toContain("script-src 'self';");
     expect(html.headers['content-security-policy']).not.toContain('unsafe-eval');
     expect(html.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);

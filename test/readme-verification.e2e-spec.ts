@@ -58,7 +58,9 @@ describe('the verification snippets in README.md, against real deliveries', () =
     const org = await createOrganization(t);
     await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET });
     const walletId = await createWallet(t, org, 'python');
-    const [webhook] = (await receiver.waitFor((r) => r.some((w) => w.body.resourceId === walletId))).filter((w) => w.body.resourceId === walletId);
+    const [webhook] = (await receiver.waitFor((r) => r.some((w) => w.body.resourceId === walletId))).filter(
+      (w) => w.body.resourceId === walletId,
+    );
 
     expect(await python(webhook, SECRET)).toBe(true);
     expect(await python(webhook, 'some-other-secret-0001')).toBe(false);
@@ -68,7 +70,10 @@ describe('the verification snippets in README.md, against real deliveries', () =
     expect(await python(seedOnly, SECRET)).toBe(true);
     expect(await python({ ...seedOnly, raw: Buffer.concat([webhook.raw, Buffer.from(' ')]) }, SECRET)).toBe(false);
     // A replayed webhook with an old timestamp fails even though its signature once matched.
-    const stale = { ...webhook, headers: { ...webhook.headers, 'webhook-timestamp': String(Number(webhook.headers['webhook-timestamp']) - 600) } };
+    const stale = {
+      ...webhook,
+      headers: { ...webhook.headers, 'webhook-timestamp': String(Number(webhook.headers['webhook-timestamp']) - 600) },
+    };
     expect(await python(stale, SECRET)).toBe(false);
 
     // openssl, as README shows it, gives both signatures of the same bytes.
@@ -92,9 +97,16 @@ describe('the verification snippets in README.md, against real deliveries', () =
   it('Python verifies with either secret during a rotation', async () => {
     const org = await createOrganization(t);
     await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET });
-    await t.http().post(`${CONFIG_PATH}/rotate-secret`).set(bearer(org.adminKey)).send({ sharedSecret: NEW_SECRET, previousSecretValidSeconds: 300 }).expect(200);
+    await t
+      .http()
+      .post(`${CONFIG_PATH}/rotate-secret`)
+      .set(bearer(org.adminKey))
+      .send({ sharedSecret: NEW_SECRET, previousSecretValidSeconds: 300 })
+      .expect(200);
     const walletId = await createWallet(t, org, 'rotation');
-    const webhook = (await receiver.waitFor((r) => r.some((w) => w.body.resourceId === walletId))).find((w) => w.body.resourceId === walletId)!;
+    const webhook = (await receiver.waitFor((r) => r.some((w) => w.body.resourceId === walletId))).find(
+      (w) => w.body.resourceId === walletId,
+    )!;
     expect(await python(webhook, NEW_SECRET)).toBe(true);
     expect(await python(webhook, SECRET)).toBe(true);
     const seedOnly = { ...webhook, headers: { ...webhook.headers, 'webhook-signature': undefined } };

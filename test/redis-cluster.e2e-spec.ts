@@ -74,7 +74,9 @@ describe('webhook delivery on a Redis Cluster', () => {
       (res) => res.body.webhooks.length === 5,
       30_000,
     );
-    const succeeded = new Set(receiver.received.filter((w) => w.body.resourceId && signatureIsValid(w, SECRET)).map((w) => w.body.resourceId));
+    const succeeded = new Set(
+      receiver.received.filter((w) => w.body.resourceId && signatureIsValid(w, SECRET)).map((w) => w.body.resourceId),
+    );
     expect([...succeeded].sort()).toEqual([...wallets].sort());
   });
 });

@@ -60,7 +60,12 @@ describe('no secret reaches the logs', () => {
     const api = nftApi(t, writeKey.body.key);
     const wallet = await api.wallet({ name: 'w' });
     const token = await api.token({ contractAddress: newAddress() });
-    await t.http().patch(`/v1/tokens/${token.id}`).set(bearer(writeKey.body.key)).send({ metadata: { name: 'renamed' } }).expect(200);
+    await t
+      .http()
+      .patch(`/v1/tokens/${token.id}`)
+      .set(bearer(writeKey.body.key))
+      .send({ metadata: { name: 'renamed' } })
+      .expect(200);
     await api.mint(token.id, wallet.id, '3');
     await receiver.waitFor((r) => new Set(r.filter((w) => w.headers['x-service-webhook-attempt'] !== '1').map((w) => w.body.id)).size >= 2);
     await t.http().patch(CONFIG_PATH).set(bearer(org.adminKey)).send({ sharedSecret: secondSecret }).expect(200);
@@ -78,7 +83,10 @@ describe('no secret reaches the logs', () => {
     addKey('mistyped key', typo);
     await t.http().get('/v1/wallets').set(bearer(typo)).expect(401);
     await t.http().get('/v1/wallets').set(bearer(OPERATOR_KEY)).expect(401);
-    await t.http().get(`/v1/wallets?apiKey=${encodeURIComponent(readKey.key)}`).expect(401);
+    await t
+      .http()
+      .get(`/v1/wallets?apiKey=${encodeURIComponent(readKey.key)}`)
+      .expect(401);
     await t.http().delete(`/admin/v1/organizations/${org.id}/api-keys/${readKey.id}`).set(bearer(OPERATOR_KEY)).expect(204);
     await t.http().get('/v1/wallets').set(bearer(readKey.key)).expect(401);
     await t.close();

@@ -1,5 +1,16 @@
 import { bearer, createApiKey, createOrganization, expectProblem, TestOrganization } from './support/factories';
-import { checksum, eventCount, eventsFor, METADATA_KEYS, newAddress, nextBlockchainTokenId, nftApi, sql, UNKNOWN_ID, UUID_V7 } from './support/nft';
+import {
+  checksum,
+  eventCount,
+  eventsFor,
+  METADATA_KEYS,
+  newAddress,
+  nextBlockchainTokenId,
+  nftApi,
+  sql,
+  UNKNOWN_ID,
+  UUID_V7,
+} from './support/nft';
 import { createTestApp, TestApp } from './support/test-app';
 
 const UINT256_MAX = '115792089237316195423570985008687907853269984665640564039457584007913129639935';
@@ -36,7 +47,12 @@ describe('tokens: POST /v1/tokens, GET /v1/tokens/{tokenId}, PATCH /v1/tokens/{t
 
   const post = (body: Record<string, unknown>, key = writer) => t.http().post('/v1/tokens').set(bearer(key)).send(body);
   const get = (tokenId: string, key = reader) => t.http().get(`/v1/tokens/${tokenId}`).set(bearer(key));
-  const patch = (tokenId: string, body: unknown, key = writer) => t.http().patch(`/v1/tokens/${tokenId}`).set(bearer(key)).send(body as object);
+  const patch = (tokenId: string, body: unknown, key = writer) =>
+    t
+      .http()
+      .patch(`/v1/tokens/${tokenId}`)
+      .set(bearer(key))
+      .send(body as object);
 
   describe('create and read', () => {
     it('creates a token and answers the seed 2.2 shape with the 2.3 metadata, field by field', async () => {
@@ -87,7 +103,11 @@ describe('tokens: POST /v1/tokens, GET /v1/tokens/{tokenId}, PATCH /v1/tokens/{t
     });
 
     it.each([
-      ['2^256', { blockchainTokenId: '115792089237316195423570985008687907853269984665640564039457584007913129639936' }, 'blockchainTokenId'],
+      [
+        '2^256',
+        { blockchainTokenId: '115792089237316195423570985008687907853269984665640564039457584007913129639936' },
+        'blockchainTokenId',
+      ],
       ['a leading zero', { blockchainTokenId: '042' }, 'blockchainTokenId'],
       ['a negative id', { blockchainTokenId: '-1' }, 'blockchainTokenId'],
       ['a number instead of a string', { blockchainTokenId: 42 }, 'blockchainTokenId'],
@@ -153,9 +173,7 @@ describe('tokens: POST /v1/tokens, GET /v1/tokens/{tokenId}, PATCH /v1/tokens/{t
 
     it('creates exactly one token when the same one is posted concurrently', async () => {
       const contract = newAddress();
-      const results = await Promise.all(
-        Array.from({ length: 8 }, () => post({ contractAddress: contract, blockchainTokenId: '77' })),
-      );
+      const results = await Promise.all(Array.from({ length: 8 }, () => post({ contractAddress: contract, blockchainTokenId: '77' })));
       const statuses = results.map((r) => r.status).sort();
       expect(statuses).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
       const rows = await sql(t, 'select id from token where organization_id = ? and contract_address = ?', [org.id, contract]);
@@ -177,7 +195,10 @@ describe('tokens: POST /v1/tokens, GET /v1/tokens/{tokenId}, PATCH /v1/tokens/{t
       await sql(t, 'insert into nft_whitelist (organization_id, enabled, updated_at) values (?, true, now())', [own.id]);
       expectProblem(await t.http().get(`/v1/tokens/${token.id}`).set(api.auth), 404, 'TOKEN_NOT_FOUND');
 
-      await sql(t, 'insert into nft_whitelist_contract (organization_id, contract_address, created_at) values (?, ?, now())', [own.id, contract]);
+      await sql(t, 'insert into nft_whitelist_contract (organization_id, contract_address, created_at) values (?, ?, now())', [
+        own.id,
+        contract,
+      ]);
       expect((await t.http().get(`/v1/tokens/${token.id}`).set(api.auth).expect(200)).body).toEqual(token);
     });
   });
@@ -194,8 +215,12 @@ describe('tokens: POST /v1/tokens, GET /v1/tokens/{tokenId}, PATCH /v1/tokens/{t
     });
 
     it('emits nft / Token / update with {field: newValue} of exactly the fields that changed', async () => {
-      const token = (await post({ contractAddress: newAddress(), blockchainTokenId: '1', metadata: { name: 'A', description: 'same' } }).expect(201)).body;
-      await patch(token.id, { metadata: { name: 'B', description: 'same', externalUrl: 'https://example.com', totalEdition: null } }).expect(200);
+      const token = (
+        await post({ contractAddress: newAddress(), blockchainTokenId: '1', metadata: { name: 'A', description: 'same' } }).expect(201)
+      ).body;
+      await patch(token.id, {
+        metadata: { name: 'B', description: 'same', externalUrl: 'https://example.com', totalEdition: null },
+      }).expect(200);
       const events = await eventsFor(t, token.id);
       expect(events.map((e) => [e.webhook_type, e.resource_type, e.action])).toEqual([
         ['nft', 'Token', 'create'],
@@ -256,7 +281,9 @@ describe('tokens: POST /v1/tokens, GET /v1/tokens/{tokenId}, PATCH /v1/tokens/{t
   describe('tenant isolation and roles', () => {
     it("another organization's token is 404 to GET and PATCH, exactly like an unknown one, and stays unchanged", async () => {
       const other = await createOrganization(t);
-      const theirs = (await post({ contractAddress: newAddress(), blockchainTokenId: '1', metadata: { name: 'Theirs' } }, other.adminKey).expect(201)).body;
+      const theirs = (
+        await post({ contractAddress: newAddress(), blockchainTokenId: '1', metadata: { name: 'Theirs' } }, other.adminKey).expect(201)
+      ).body;
       const unknown = await get(UNKNOWN_ID);
       const foreign = await get(theirs.id);
       expectProblem(foreign, 404, 'TOKEN_NOT_FOUND');

@@ -67,7 +67,9 @@ describe('transactions: POST /v1/transactions/batch', () => {
         // Each item is its own transaction, readable like any other.
         expect((await t.http().get(`/v1/transactions/${tx.id}`).set(api.auth).expect(200)).body).toEqual(tx);
         const events = await eventsFor(t, tx.id as string);
-        expect(events.map((e) => [e.webhook_type, e.resource_type, e.action, e.changes])).toEqual([['transaction', 'Transaction', 'create', null]]);
+        expect(events.map((e) => [e.webhook_type, e.resource_type, e.action, e.changes])).toEqual([
+          ['transaction', 'Transaction', 'create', null],
+        ]);
       }
       // Ids sort in request order, so listings show the batch as sent.
       expect([...recorded.map((tx) => tx.id)].sort()).toEqual(recorded.map((tx) => tx.id));
@@ -109,9 +111,14 @@ describe('transactions: POST /v1/transactions/batch', () => {
         expect(new Set(ids).size).toBe(1000);
 
         const expected = new Set(ids);
-        const received = await receiver.waitFor((r) => new Set(r.map((w) => w.body.resourceId).filter((id) => expected.has(id as string))).size === 1000, 120_000);
+        const received = await receiver.waitFor(
+          (r) => new Set(r.map((w) => w.body.resourceId).filter((id) => expected.has(id as string))).size === 1000,
+          120_000,
+        );
         const mine = received.filter((w) => expected.has(w.body.resourceId as string));
-        expect(mine.every((w) => w.body.resourceType === 'Transaction' && w.body.action === 'create' && w.body.organizationId === hooked.id)).toBe(true);
+        expect(
+          mine.every((w) => w.body.resourceType === 'Transaction' && w.body.action === 'create' && w.body.organizationId === hooked.id),
+        ).toBe(true);
         expect(mine.every((w) => signatureIsValid(w, SECRET))).toBe(true);
         // Each item has its own webhook id; at-least-once delivery may repeat one, never merge two.
         expect(new Set(mine.map((w) => w.body.id)).size).toBe(1000);
@@ -139,7 +146,8 @@ describe('transactions: POST /v1/transactions/batch', () => {
       ]);
       expectProblem(res, 400, 'VALIDATION_FAILED');
       const errors = res.body.errors as { index: number; field: string; message: string }[];
-      for (const error of errors) expect(error).toEqual({ index: expect.any(Number), field: expect.any(String), message: expect.any(String) });
+      for (const error of errors)
+        expect(error).toEqual({ index: expect.any(Number), field: expect.any(String), message: expect.any(String) });
       expect([...new Set(errors.map((e) => e.index))]).toEqual([1, 3, 4, 5, 6, 7]);
       expect(errors.filter((e) => e.index === 1).map((e) => e.field)).toEqual(['tokenId']);
       expect(errors.filter((e) => e.index === 3).map((e) => e.field)).toEqual(['fromWalletId', 'toWalletId']);
@@ -158,7 +166,15 @@ describe('transactions: POST /v1/transactions/batch', () => {
       expectProblem(await postBatch([]), 400, 'VALIDATION_FAILED');
       expectProblem(await postBatch(Array.from({ length: 1001 }, () => item)), 400, 'VALIDATION_FAILED');
       expectProblem(await postBatch(item), 400, 'VALIDATION_FAILED');
-      expectProblem(await t.http().post(BATCH).set(api.auth).send({ transactions: [item], extra: 1 }), 400, 'VALIDATION_FAILED');
+      expectProblem(
+        await t
+          .http()
+          .post(BATCH)
+          .set(api.auth)
+          .send({ transactions: [item], extra: 1 }),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(await snapshot([wallet.id])).toEqual(before);
     });
   });
@@ -251,8 +267,16 @@ describe('transactions: POST /v1/transactions/batch', () => {
       const [a, b, c] = wallets.map((w) => w.id);
       const move = (from: string, to: string) => ({ tokenId: token.id, fromWalletId: from, toWalletId: to });
       const answers = await Promise.all([
-        ...Array.from({ length: 4 }, (_, i) => postBatch(i % 2 ? [move(c, a), move(b, c), move(a, b)] : [move(a, c), move(c, b), move(b, a)])),
-        ...Array.from({ length: 8 }, (_, i) => t.http().post('/v1/transactions').set(api.auth).send(i % 2 ? move(c, a) : move(a, c))),
+        ...Array.from({ length: 4 }, (_, i) =>
+          postBatch(i % 2 ? [move(c, a), move(b, c), move(a, b)] : [move(a, c), move(c, b), move(b, a)]),
+        ),
+        ...Array.from({ length: 8 }, (_, i) =>
+          t
+            .http()
+            .post('/v1/transactions')
+            .set(api.auth)
+            .send(i % 2 ? move(c, a) : move(a, c)),
+        ),
       ]);
       expect(answers.map((r) => r.status)).toEqual(answers.map(() => 201));
       const [held] = await sql<{ n: string }>(t, 'select sum(amount)::text as n from balance where token_id = ?', [token.id]);
@@ -315,7 +339,12 @@ describe('transactions: POST /v1/transactions/batch', () => {
     const schemas = doc.components.schemas;
     expect(op.requestBody.content['application/json'].schema.$ref).toMatch(/CreateTransactionBatchRequestDto$/);
     expect(schemas.CreateTransactionBatchRequestDto.properties.transactions).toEqual(
-      expect.objectContaining({ type: 'array', minItems: 1, maxItems: 1000, items: { $ref: '#/components/schemas/CreateTransactionRequestDto' } }),
+      expect.objectContaining({
+        type: 'array',
+        minItems: 1,
+        maxItems: 1000,
+        items: { $ref: '#/components/schemas/CreateTransactionRequestDto' },
+      }),
     );
     expect(schemas.TransactionBatchDto.properties.transactions.items.$ref).toBe('#/components/schemas/TransactionDto');
   });

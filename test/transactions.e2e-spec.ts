@@ -175,8 +175,17 @@ describe('transactions: POST /v1/transactions and GET /v1/transactions/{transact
       const reader = (await createApiKey(t, org.id, ['read'])).key;
       const writer = (await createApiKey(t, org.id, ['write'])).key;
       const [wallet, token] = [await api.wallet(), await api.token()];
-      const created = await t.http().post('/v1/transactions').set(bearer(writer)).send({ tokenId: token.id, toWalletId: wallet.id }).expect(201);
-      expectProblem(await t.http().post('/v1/transactions').set(bearer(reader)).send({ tokenId: token.id, toWalletId: wallet.id }), 403, 'FORBIDDEN');
+      const created = await t
+        .http()
+        .post('/v1/transactions')
+        .set(bearer(writer))
+        .send({ tokenId: token.id, toWalletId: wallet.id })
+        .expect(201);
+      expectProblem(
+        await t.http().post('/v1/transactions').set(bearer(reader)).send({ tokenId: token.id, toWalletId: wallet.id }),
+        403,
+        'FORBIDDEN',
+      );
       await t.http().get(`/v1/transactions/${created.body.id}`).set(bearer(reader)).expect(200);
       expectProblem(await t.http().get(`/v1/transactions/${created.body.id}`).set(bearer(writer)), 403, 'FORBIDDEN');
       expectProblem(await t.http().get(`/v1/transactions/${created.body.id}`), 401, 'UNAUTHENTICATED');
@@ -222,7 +231,11 @@ describe('transactions: POST /v1/transactions and GET /v1/transactions/{transact
       await api.mint(token.id, b.id, '20');
       const results = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          post(i % 2 === 0 ? { tokenId: token.id, fromWalletId: a.id, toWalletId: b.id } : { tokenId: token.id, fromWalletId: b.id, toWalletId: a.id }),
+          post(
+            i % 2 === 0
+              ? { tokenId: token.id, fromWalletId: a.id, toWalletId: b.id }
+              : { tokenId: token.id, fromWalletId: b.id, toWalletId: a.id },
+          ),
         ),
       );
       expect(results.map((r) => r.status)).toEqual(Array(30).fill(201));
@@ -252,7 +265,9 @@ describe('transactions: POST /v1/transactions and GET /v1/transactions/{transact
       const wallet = await api.wallet();
       const token = await api.token();
       const first = await post({ tokenId: token.id, toWalletId: wallet.id }, { 'idempotency-key': 'mint-default' }).expect(201);
-      const again = await post({ tokenId: token.id, toWalletId: wallet.id, amount: '1' }, { 'idempotency-key': 'mint-default' }).expect(201);
+      const again = await post({ tokenId: token.id, toWalletId: wallet.id, amount: '1' }, { 'idempotency-key': 'mint-default' }).expect(
+        201,
+      );
       expect(again.body).toEqual(first.body);
       expect(await api.amountOf(wallet.id, token.id)).toBe('1');
     });
@@ -262,7 +277,11 @@ describe('transactions: POST /v1/transactions and GET /v1/transactions/{transact
       const token = await api.token();
       await post({ tokenId: token.id, toWalletId: wallet.id, amount: '1' }, { 'idempotency-key': 'reuse-me' }).expect(201);
       const before = await snapshot([wallet.id]);
-      expectProblem(await post({ tokenId: token.id, toWalletId: wallet.id, amount: '2' }, { 'idempotency-key': 'reuse-me' }), 422, 'IDEMPOTENCY_KEY_REUSED');
+      expectProblem(
+        await post({ tokenId: token.id, toWalletId: wallet.id, amount: '2' }, { 'idempotency-key': 'reuse-me' }),
+        422,
+        'IDEMPOTENCY_KEY_REUSED',
+      );
       expect(await snapshot([wallet.id])).toEqual(before);
     });
 
@@ -313,7 +332,10 @@ describe('transactions: POST /v1/transactions and GET /v1/transactions/{transact
       const token = await api.token();
       const body = { tokenId: token.id, toWalletId: wallet.id };
       const first = await post(body, { 'idempotency-key': 'yesterday' }).expect(201);
-      await sql(t, `update idempotency_key set created_at = now() - interval '25 hours' where organization_id = ? and key = ?`, [org.id, 'yesterday']);
+      await sql(t, `update idempotency_key set created_at = now() - interval '25 hours' where organization_id = ? and key = ?`, [
+        org.id,
+        'yesterday',
+      ]);
       const second = await post(body, { 'idempotency-key': 'yesterday' }).expect(201);
       expect(second.body.id).not.toBe(first.body.id);
       expect(second.headers['idempotent-replayed']).toBeUndefined();

@@ -82,10 +82,16 @@ describe('trusted proxies (TRUST_PROXY)', () => {
   it("records the peer's own address in the audit log unless the peer is the trusted proxy", async () => {
     const org = await createOrganization(t);
     const create = (from: '127.0.0.1' | '127.0.0.2', name: string, forwardedFor: string) =>
-      send(from, 'POST', '/api/organization/v1/current-organization/api-keys', { ...bearer(org.adminKey), 'x-forwarded-for': forwardedFor }, {
-        name,
-        roles: ['read'],
-      });
+      send(
+        from,
+        'POST',
+        '/api/organization/v1/current-organization/api-keys',
+        { ...bearer(org.adminKey), 'x-forwarded-for': forwardedFor },
+        {
+          name,
+          roles: ['read'],
+        },
+      );
     expect((await create('127.0.0.1', 'forged', '203.0.113.50')).status).toBe(201);
     expect((await create('127.0.0.2', 'proxied', '203.0.113.51')).status).toBe(201);
 

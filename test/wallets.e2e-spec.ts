@@ -38,7 +38,12 @@ describe('wallets: POST /v1/wallets, GET /v1/wallets, GET /v1/wallets/{walletId}
     const address = newAddress();
     const upper = `0x${address.slice(2).toUpperCase()}`;
     const a = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ address: upper }).expect(201);
-    const b = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ address: checksum(address) }).expect(201);
+    const b = await t
+      .http()
+      .post('/v1/wallets')
+      .set(bearer(org.adminKey))
+      .send({ address: checksum(address) })
+      .expect(201);
     expect(a.body.address).toBe(checksum(address));
     expect(b.body.address).toBe(checksum(address));
   });

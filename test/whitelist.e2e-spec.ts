@@ -32,13 +32,20 @@ describe('NFT contract whitelist management', () => {
     await t.close();
   });
 
-  const get = (org: TestOrganization, query: Record<string, unknown> = {}) =>
-    t.http().get(BASE).query(query).set(bearer(org.adminKey));
-  const patch = (org: TestOrganization, body: unknown) => t.http().patch(BASE).set(bearer(org.adminKey)).send(body as object);
+  const get = (org: TestOrganization, query: Record<string, unknown> = {}) => t.http().get(BASE).query(query).set(bearer(org.adminKey));
+  const patch = (org: TestOrganization, body: unknown) =>
+    t
+      .http()
+      .patch(BASE)
+      .set(bearer(org.adminKey))
+      .send(body as object);
   const add = (org: TestOrganization, body: unknown) =>
-    t.http().post(`${BASE}/contracts`).set(bearer(org.adminKey)).send(body as object);
-  const remove = (org: TestOrganization, address: string) =>
-    t.http().delete(`${BASE}/contracts/${address}`).set(bearer(org.adminKey));
+    t
+      .http()
+      .post(`${BASE}/contracts`)
+      .set(bearer(org.adminKey))
+      .send(body as object);
+  const remove = (org: TestOrganization, address: string) => t.http().delete(`${BASE}/contracts/${address}`).set(bearer(org.adminKey));
 
   async function allAddresses(org: TestOrganization): Promise<string[]> {
     const res = await get(org, { pageSize: 1000 }).expect(200);
@@ -237,12 +244,21 @@ describe('NFT contract whitelist management', () => {
   });
 
   describe('access', () => {
-    const routes: [string, (key: Record<string, string>) => Promise<{ status: number; headers: Record<string, string>; body: unknown }>][] = [
-      ['GET', (h) => t.http().get(BASE).set(h)],
-      ['PATCH', (h) => t.http().patch(BASE).set(h).send({ enabled: true })],
-      ['POST contracts', (h) => t.http().post(`${BASE}/contracts`).set(h).send({ contractAddresses: [newAddress()] })],
-      ['DELETE contract', (h) => t.http().delete(`${BASE}/contracts/${newAddress()}`).set(h)],
-    ];
+    const routes: [string, (key: Record<string, string>) => Promise<{ status: number; headers: Record<string, string>; body: unknown }>][] =
+      [
+        ['GET', (h) => t.http().get(BASE).set(h)],
+        ['PATCH', (h) => t.http().patch(BASE).set(h).send({ enabled: true })],
+        [
+          'POST contracts',
+          (h) =>
+            t
+              .http()
+              .post(`${BASE}/contracts`)
+              .set(h)
+              .send({ contractAddresses: [newAddress()] }),
+        ],
+        ['DELETE contract', (h) => t.http().delete(`${BASE}/contracts/${newAddress()}`).set(h)],
+      ];
 
     it.each(routes)('%s answers 401 without a key or with an unknown one', async (_label, call) => {
       expectProblem(await call({}), 401, 'UNAUTHENTICATED');
@@ -267,7 +283,9 @@ describe('NFT contract whitelist management', () => {
       const apiKeyId = keys.body.apiKeys.find((k: { keyPrefix: string }) => k.keyPrefix === keyPrefix).id;
       const [a, b] = [newAddress(), newAddress()].sort();
       await patch(org, { enabled: true }).set('x-request-id', 'wl-audit-1').expect(200);
-      await add(org, { contractAddresses: [upperHex(a), b] }).set('x-request-id', 'wl-audit-2').expect(200);
+      await add(org, { contractAddresses: [upperHex(a), b] })
+        .set('x-request-id', 'wl-audit-2')
+        .expect(200);
       await remove(org, a).set('x-request-id', 'wl-audit-3').expect(204);
 
       const entries = await auditEntries(org);

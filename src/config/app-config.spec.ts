@@ -15,14 +15,18 @@ describe('loadConfig', () => {
     expect(config.nodeEnv).toBe('development');
     expect(config.trustProxy).toBe('loopback');
     expect(config.apiKeysPerOrganization).toBe(100);
-    expect(config.webhook.retryScheduleMs).toEqual([
-      5000, 30000, 120000, 600000, 1800000, 3600000, 10800000, 21600000, 43200000, 86400000,
-    ]);
+    expect(config.webhook.retryScheduleMs).toEqual([5000, 30000, 120000, 600000, 1800000, 3600000, 10800000, 21600000, 43200000, 86400000]);
     expect(config.webhook.timeoutMs).toBe(3000);
     expect(config.webhook.allowHttp).toBe(true);
     expect(config.webhook.allowPrivateNetworks).toBe(true);
     expect(config.jsonMaxDepth).toBe(32);
-    expect(config.rateLimit).toEqual({ perKey: 6000, perIp: 600, windowMs: 60_000, webhookSendsPerOrganization: 10, webhookSendsWindowMs: 60_000 });
+    expect(config.rateLimit).toEqual({
+      perKey: 6000,
+      perIp: 600,
+      windowMs: 60_000,
+      webhookSendsPerOrganization: 10,
+      webhookSendsWindowMs: 60_000,
+    });
   });
 
   it('turns on strict defaults in production and requires the encryption key', () => {
@@ -127,7 +131,8 @@ describe('loadConfig', () => {
         expect.stringMatching(/^WEBHOOK_ALLOW_PRIVATE_NETWORKS=true/),
       ]);
       expect(
-        loadConfig({ SECRETS_ENCRYPTION_KEY: productionKey, WEBHOOK_ALLOW_HTTP: 'false', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).relaxedDefaults,
+        loadConfig({ SECRETS_ENCRYPTION_KEY: productionKey, WEBHOOK_ALLOW_HTTP: 'false', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })
+          .relaxedDefaults,
       ).toEqual([]);
     });
 
@@ -136,9 +141,9 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: developmentKey })).toThrow(
         /SECRETS_ENCRYPTION_KEY must not use the development key/,
       );
-      expect(() =>
-        loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEYS: `new:${productionKey},old:${developmentKey}` }),
-      ).toThrow(/SECRETS_ENCRYPTION_KEYS must not use the development key/);
+      expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEYS: `new:${productionKey},old:${developmentKey}` })).toThrow(
+        /SECRETS_ENCRYPTION_KEYS must not use the development key/,
+      );
     });
   });
 
@@ -151,9 +156,9 @@ describe('loadConfig', () => {
     expect(ring.keys[1].key.equals(a)).toBe(true);
     const single = loadConfig({ SECRETS_ENCRYPTION_KEY: a.toString('base64') }).secretsEncryptionKey;
     expect(single.keys).toEqual([{ id: 'default', key: a }]);
-    expect(() => loadConfig({ SECRETS_ENCRYPTION_KEY: a.toString('base64'), SECRETS_ENCRYPTION_KEYS: `a:${a.toString('base64')}` })).toThrow(
-      /both set/,
-    );
+    expect(() =>
+      loadConfig({ SECRETS_ENCRYPTION_KEY: a.toString('base64'), SECRETS_ENCRYPTION_KEYS: `a:${a.toString('base64')}` }),
+    ).toThrow(/both set/);
   });
 
   it('reads TRUST_PROXY: none, or addresses, ranges and the named ranges', () => {
@@ -166,7 +171,8 @@ describe('loadConfig', () => {
       [443, 443],
       [8000, 8999],
     ]);
-    const strict = loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') }).webhook.allowedPorts;
+    const strict = loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') }).webhook
+      .allowedPorts;
     expect(strict[0]).toEqual([443, 443]);
     expect(loadConfig({}).webhook.allowedPorts.slice(0, 2)).toEqual([
       [80, 80],

@@ -197,7 +197,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (isSet('WEBHOOK_ALLOWED_PORTS')) {
     const parsed = parsePortList(env.WEBHOOK_ALLOWED_PORTS!);
     if (parsed === null) {
-      errors.push(`WEBHOOK_ALLOWED_PORTS must be comma-separated ports or ranges such as 443,8443,9000-9100 (got "${env.WEBHOOK_ALLOWED_PORTS}")`);
+      errors.push(
+        `WEBHOOK_ALLOWED_PORTS must be comma-separated ports or ranges such as 443,8443,9000-9100 (got "${env.WEBHOOK_ALLOWED_PORTS}")`,
+      );
     } else {
       allowedPorts = parsed;
     }
@@ -238,10 +240,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port: int('PORT', 3000, 0, 65535),
     shutdownGraceMs: duration('SHUTDOWN_GRACE', 25_000),
     role: role as ProcessRole,
-    databaseUrl: url('DATABASE_URL', 'postgresql://postgres:postgres@127.0.0.1:5432/nft_wallet', [
-      'postgres:',
-      'postgresql:',
-    ]),
+    databaseUrl: url('DATABASE_URL', 'postgresql://postgres:postgres@127.0.0.1:5432/nft_wallet', ['postgres:', 'postgresql:']),
     dbPoolMax: int('DB_POOL_MAX', 10, 1, 500),
     db: {
       acquireTimeoutMs: duration('DB_ACQUIRE_TIMEOUT', 3000),

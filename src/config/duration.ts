@@ -8,7 +8,10 @@ export function parseDuration(text: string): number | null {
 }
 
 export function parseDurationList(text: string): number[] | null {
-  const parts = text.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
   if (parts.length === 0) return null;
   const values = parts.map(parseDuration);
   return values.every((v): v is number => v !== null && v > 0) ? values : null;

@@ -26,10 +26,7 @@ export function serviceBounds(config: Pick<AppConfig, 'role' | 'db'>): DatabaseB
   };
 }
 
-export function buildOrmOptions(
-  config: Pick<AppConfig, 'databaseUrl' | 'dbPoolMax'>,
-  bounds?: DatabaseBounds,
-): Options<PostgreSqlDriver> {
+export function buildOrmOptions(config: Pick<AppConfig, 'databaseUrl' | 'dbPoolMax'>, bounds?: DatabaseBounds): Options<PostgreSqlDriver> {
   // Session settings sent with the connection's start-up packet: no extra round trip per request.
   const connection: Record<string, unknown> = { application_name: 'nft-wallet' };
   if (bounds) {

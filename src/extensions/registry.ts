@@ -45,7 +45,9 @@ export function registerExtension(definition: ExtensionDefinition): void {
   for (const event of definition.eventTypes ?? []) {
     const owner = [...extensions.values()].find((e) => (e.eventTypes ?? []).some((t) => t.resourceType === event.resourceType));
     if (BUILT_IN_RESOURCE_TYPES.includes(event.resourceType) || owner) {
-      throw new Error(`Extension "${definition.name}": resourceType "${event.resourceType}" is already published by ${owner ? `"${owner.name}"` : 'a built-in module'}.`);
+      throw new Error(
+        `Extension "${definition.name}": resourceType "${event.resourceType}" is already published by ${owner ? `"${owner.name}"` : 'a built-in module'}.`,
+      );
     }
   }
   extensions.set(definition.name, definition);

@@ -5,7 +5,10 @@ import { formatDelay } from './webhooks-openapi';
 describe('toOpenApi31Nullability', () => {
   it('turns nullable types into type arrays and adds null to enums', () => {
     expect(toOpenApi31Nullability({ type: 'string', nullable: true, maxLength: 3 })).toEqual({ type: ['string', 'null'], maxLength: 3 });
-    expect(toOpenApi31Nullability({ type: 'string', enum: ['a', 'b'], nullable: true })).toEqual({ type: ['string', 'null'], enum: ['a', 'b', null] });
+    expect(toOpenApi31Nullability({ type: 'string', enum: ['a', 'b'], nullable: true })).toEqual({
+      type: ['string', 'null'],
+      enum: ['a', 'b', null],
+    });
     expect(toOpenApi31Nullability({ type: 'integer', nullable: false })).toEqual({ type: 'integer' });
   });
 
@@ -14,12 +17,18 @@ describe('toOpenApi31Nullability', () => {
       description: 'd',
       anyOf: [{ $ref: '#/components/schemas/X' }, { type: 'null' }],
     });
-    expect(toOpenApi31Nullability({ allOf: [{ $ref: '#/x' }], nullable: true })).toEqual({ anyOf: [{ allOf: [{ $ref: '#/x' }] }, { type: 'null' }] });
+    expect(toOpenApi31Nullability({ allOf: [{ $ref: '#/x' }], nullable: true })).toEqual({
+      anyOf: [{ allOf: [{ $ref: '#/x' }] }, { type: 'null' }],
+    });
   });
 
   it('reaches nested schemas and leaves other values alone', () => {
     const input = {
-      properties: { a: { type: 'array', items: { type: 'string', nullable: true } }, b: { type: 'boolean' }, nullable: { type: 'boolean' } },
+      properties: {
+        a: { type: 'array', items: { type: 'string', nullable: true } },
+        b: { type: 'boolean' },
+        nullable: { type: 'boolean' },
+      },
       example: [null],
     };
     expect(toOpenApi31Nullability(input)).toEqual({
@@ -61,7 +70,15 @@ describe('completeOpenApiDocument', () => {
       '#/components/schemas/NftTestWebhookBody',
     ]);
     const update = document.components!.schemas!.NftTokenUpdateWebhookBody as Record<string, any>;
-    expect(Object.keys(update.properties)).toEqual(['organizationId', 'action', 'id', 'resourceId', 'resourceType', 'createdAtUtc', 'changes']);
+    expect(Object.keys(update.properties)).toEqual([
+      'organizationId',
+      'action',
+      'id',
+      'resourceId',
+      'resourceType',
+      'createdAtUtc',
+      'changes',
+    ]);
     expect(update.properties.changes.$ref).toBe('#/components/schemas/TokenMetadataRequestDto');
     expect(update.properties.action).toEqual({ type: 'string', const: 'update' });
     expect(nft.parameters.map((p: { name: string }) => p.name)).toEqual([
@@ -80,6 +97,14 @@ describe('completeOpenApiDocument', () => {
   });
 
   it('writes delays the way the configuration takes them', () => {
-    expect([200, 1000, 30_000, 120_000, 3_600_000, 86_400_000, 1500].map(formatDelay)).toEqual(['200ms', '1s', '30s', '2m', '1h', '1d', '1500ms']);
+    expect([200, 1000, 30_000, 120_000, 3_600_000, 86_400_000, 1500].map(formatDelay)).toEqual([
+      '200ms',
+      '1s',
+      '30s',
+      '2m',
+      '1h',
+      '1d',
+      '1500ms',
+    ]);
   });
 });

@@ -60,7 +60,9 @@ export function toOpenApi31Nullability<T>(value: T): T {
   // A $ref, allOf, oneOf or anyOf: say "this, or null" without touching what it refers to.
   const { description, example, examples, title, default: fallback, readOnly, writeOnly, deprecated, ...schema } = out;
   const annotations = Object.fromEntries(
-    Object.entries({ title, description, example, examples, default: fallback, readOnly, writeOnly, deprecated }).filter(([, v]) => v !== undefined),
+    Object.entries({ title, description, example, examples, default: fallback, readOnly, writeOnly, deprecated }).filter(
+      ([, v]) => v !== undefined,
+    ),
   );
   return { ...annotations, anyOf: [schema, { type: 'null' }] } as T;
 }

@@ -10,7 +10,14 @@ const PRODUCERS: Record<WebhookType, Array<{ resourceType: string; action: strin
     { resourceType: 'Token', action: 'create', changes: 'null', when: 'POST /v1/tokens' },
     { resourceType: 'Token', action: 'update', changes: 'tokenMetadata', when: 'PATCH /v1/tokens/{tokenId}' },
   ],
-  transaction: [{ resourceType: 'Transaction', action: 'create', changes: 'null', when: 'POST /v1/transactions, and each movement of POST /v1/transactions/batch' }],
+  transaction: [
+    {
+      resourceType: 'Transaction',
+      action: 'create',
+      changes: 'null',
+      when: 'POST /v1/transactions, and each movement of POST /v1/transactions/batch',
+    },
+  ],
   payment: [],
   kyc: [],
   document: [],
@@ -31,7 +38,12 @@ const capitalize = (text: string) => `${text[0].toUpperCase()}${text.slice(1)}`;
 
 /** Human form of a delay: 200ms, 5s, 2m, 1h, 1d. */
 export function formatDelay(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;
@@ -61,7 +73,10 @@ second \`webhook-signature\` entry. Accept either secret during the overlap.
 order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
 3xx, 4xx, 5xx) is a failed attempt and is retried.`;
 
-function bodySchema(variant: { resourceType: string; action: string; changes: 'null' | 'tokenMetadata' }, metadataRef: string | null): Schema {
+function bodySchema(
+  variant: { resourceType: string; action: string; changes: 'null' | 'tokenMetadata' },
+  metadataRef: string | null,
+): Schema {
   const changes: Schema =
     variant.changes === 'null'
       ? { type: 'null', description: 'Always null for this action.' }
@@ -83,27 +98,51 @@ function bodySchema(variant: { resourceType: string; action: string; changes: 'n
       resourceId: {
         type: 'string',
         format: 'uuid',
-        description: variant.resourceType === 'WebhookTest' ? 'A fresh id; there is nothing to fetch.' : `Fetch the ${variant.resourceType} with a GET by this id.`,
+        description:
+          variant.resourceType === 'WebhookTest'
+            ? 'A fresh id; there is nothing to fetch.'
+            : `Fetch the ${variant.resourceType} with a GET by this id.`,
       },
       resourceType: { type: 'string', const: variant.resourceType },
-      createdAtUtc: { type: 'string', pattern: TIMESTAMP, description: 'When the event happened (not when it was sent).', examples: ['2026-11-22T01:25:42.123456+00:00'] },
+      createdAtUtc: {
+        type: 'string',
+        pattern: TIMESTAMP,
+        description: 'When the event happened (not when it was sent).',
+        examples: ['2026-11-22T01:25:42.123456+00:00'],
+      },
       changes,
     },
   };
 }
 
 function headerParameters(timeoutMs: number): Schema[] {
-  const header = (name: string, description: string, schema: Schema, required = true) => ({ name, in: 'header', required, description, schema });
+  const header = (name: string, description: string, schema: Schema, required = true) => ({
+    name,
+    in: 'header',
+    required,
+    description,
+    schema,
+  });
   return [
     header('user-agent', 'Identifies the sender.', { type: 'string', examples: ['nft-wallet-webhooks/1.0'] }),
-    header('x-service-webhook-id', 'The body `id`: this webhook, one per event and endpoint, stable across retries, redeliveries and replays.', { type: 'string', format: 'uuid' }),
+    header(
+      'x-service-webhook-id',
+      'The body `id`: this webhook, one per event and endpoint, stable across retries, redeliveries and replays.',
+      { type: 'string', format: 'uuid' },
+    ),
     header(
       'x-service-webhook-event-id',
       "The event's id, shared by the webhooks one event sends to several endpoints (for the default endpoint it equals the webhook id).",
       { type: 'string', format: 'uuid' },
     ),
-    header('x-service-webhook-attempt', 'Attempt number of this webhook, from 1; keeps counting across redeliveries.', { type: 'string', pattern: '^[1-9]\\d*$' }),
-    header('x-service-webhook-hmac', 'Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret.', { type: 'string', format: 'byte' }),
+    header('x-service-webhook-attempt', 'Attempt number of this webhook, from 1; keeps counting across redeliveries.', {
+      type: 'string',
+      pattern: '^[1-9]\\d*$',
+    }),
+    header('x-service-webhook-hmac', 'Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret.', {
+      type: 'string',
+      format: 'byte',
+    }),
     header(
       'x-service-webhook-hmac-previous',
       'The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed.',
@@ -169,7 +208,10 @@ export function describeWebhooks(document: OpenAPIObject, delivery: { retrySched
           required: true,
           content: {
             'application/json': {
-              schema: names.length === 1 ? { $ref: `#/components/schemas/${names[0]}` } : { oneOf: names.map((name) => ({ $ref: `#/components/schemas/${name}` })) },
+              schema:
+                names.length === 1
+                  ? { $ref: `#/components/schemas/${names[0]}` }
+                  : { oneOf: names.map((name) => ({ $ref: `#/components/schemas/${name}` })) },
             },
           },
         },

@@ -92,8 +92,6 @@ export async function eventsFor(t: TestApp, resourceId: string) {
 }
 
 export async function eventCount(t: TestApp, organizationId: string): Promise<number> {
-  const [row] = await sql<{ n: string }>(t, 'select count(*)::text as n from "domain_event" where "organization_id" = ?', [
-    organizationId,
-  ]);
+  const [row] = await sql<{ n: string }>(t, 'select count(*)::text as n from "domain_event" where "organization_id" = ?', [organizationId]);
   return Number(row.n);
 }

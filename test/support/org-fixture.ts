@@ -83,7 +83,11 @@ export function sampleBody(method: string, path: string, params: Record<string, 
     'PATCH /api/organization/v1/current-organization/nft-whitelist': () => ({ enabled: false }),
     'POST /api/organization/v1/current-organization/nft-whitelist/contracts': () => ({ contractAddresses: [newAddress()] }),
     // Off, so that the endpoints a suite adds receive nothing.
-    'POST /api/organization/v1/current-organization/webhook-endpoints': () => ({ url: 'http://127.0.0.1:9999/sample', webhookTypes: ['nft'], enabled: false }),
+    'POST /api/organization/v1/current-organization/webhook-endpoints': () => ({
+      url: 'http://127.0.0.1:9999/sample',
+      webhookTypes: ['nft'],
+      enabled: false,
+    }),
   };
   const make = bodies[`${method} ${path}`];
   if (make) return make();

@@ -29,6 +29,10 @@ export async function orgState(t: TestApp, organizationId: string): Promise<Reco
     ...COUNTED_TABLES.map((table) => `select '${table}', count(*)::text from "${table}" where "organization_id" = ?`),
   ];
   // One round trip: the fuzz suite takes a snapshot after every request.
-  const rows = await sql<{ table: string; value: string }>(t, parts.join(' union all '), parts.map(() => organizationId));
+  const rows = await sql<{ table: string; value: string }>(
+    t,
+    parts.join(' union all '),
+    parts.map(() => organizationId),
+  );
   return Object.fromEntries(rows.map((row) => [row.table, row.value]));
 }

@@ -15,10 +15,7 @@ export interface ReceivedWebhook {
  * What the receiver does with the n-th request (1-based): answer a status after a delay, never
  * answer ('hang'), close the connection ('destroy'), or answer bytes that are not HTTP ('garbage').
  */
-export type Behaviour = (
-  n: number,
-  webhook: ReceivedWebhook,
-) => { status: number; delayMs?: number } | 'hang' | 'destroy' | 'garbage';
+export type Behaviour = (n: number, webhook: ReceivedWebhook) => { status: number; delayMs?: number } | 'hang' | 'destroy' | 'garbage';
 
 /** A real HTTP server on loopback standing in for an integrator's webhook endpoint. */
 export class TestReceiver {
@@ -92,7 +89,9 @@ export class TestReceiver {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.received)) {
       if (Date.now() > deadline) {
-        throw new Error(`receiver condition not met in ${timeoutMs} ms; received ${this.received.length}: ${JSON.stringify(this.received.map((w) => w.body))}`);
+        throw new Error(
+          `receiver condition not met in ${timeoutMs} ms; received ${this.received.length}: ${JSON.stringify(this.received.map((w) => w.body))}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -40,8 +40,24 @@ export class LocalRedisCluster {
     for (const port of this.ports) {
       const child = spawn(
         'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`,
-          '--dir', this.dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--dir',
+          this.dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--protected-mode',
+          'no',
+        ],
         { stdio: 'ignore' },
       );
       this.processes.push(child);

@@ -54,7 +54,11 @@ export async function createTestApp(
   const logs: string[] = [];
   const logDestination = new Writable({
     write(chunk, _encoding, callback) {
-      logs.push(...String(chunk).split('\n').filter((line) => line.length > 0));
+      logs.push(
+        ...String(chunk)
+          .split('\n')
+          .filter((line) => line.length > 0),
+      );
       callback();
     },
   });

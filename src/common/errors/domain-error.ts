@@ -22,8 +22,7 @@ export class DomainError extends Error {
   }
 }
 
-export const badRequest = (code: string, detail: string, errors?: FieldError[]) =>
-  new DomainError(400, code, detail, errors);
+export const badRequest = (code: string, detail: string, errors?: FieldError[]) => new DomainError(400, code, detail, errors);
 export const notFound = (code: string, detail: string) => new DomainError(404, code, detail);
 export const conflict = (code: string, detail: string) => new DomainError(409, code, detail);
 export const unprocessable = (code: string, detail: string) => new DomainError(422, code, detail);

@@ -67,17 +67,14 @@ describe('ProblemDetailsFilter', () => {
     'Connection ended unexpectedly',
     'insert into "wallet" … - Client has encountered a connection error and is not queryable',
     'Transaction query already complete, run with DEBUG=knex:tx for more info',
-  ])(
-    'answers 503 when a connection dies inside a transaction (%s)',
-    (message) => {
-      const { host, sent } = fakeHost();
-      new ProblemDetailsFilter().catch(Object.assign(new Error(message), { name: 'DriverException' }), host);
-      expect(sent.status).toBe(503);
-      expect(JSON.parse(sent.body!).code).toBe('SERVICE_UNAVAILABLE');
-    },
-  );
+  ])('answers 503 when a connection dies inside a transaction (%s)', (message) => {
+    const { host, sent } = fakeHost();
+    new ProblemDetailsFilter().catch(Object.assign(new Error(message), { name: 'DriverException' }), host);
+    expect(sent.status).toBe(503);
+    expect(JSON.parse(sent.body!).code).toBe('SERVICE_UNAVAILABLE');
+  });
 
-    it('gives framework HTTP errors a generic code', () => {
+  it('gives framework HTTP errors a generic code', () => {
     const { host, sent } = fakeHost();
     new ProblemDetailsFilter().catch(new ForbiddenException(), host);
     expect(JSON.parse(sent.body!)).toEqual(expect.objectContaining({ status: 403, code: 'FORBIDDEN' }));

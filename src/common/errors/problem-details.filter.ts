@@ -16,11 +16,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const requestId = (req as Request & { id?: string }).id ?? null;
 
     if (exception instanceof DomainError) {
-      sendProblem(
-        res,
-        buildProblem(exception.status, exception.code, exception.detail, requestId, exception.errors),
-        exception.headers,
-      );
+      sendProblem(res, buildProblem(exception.status, exception.code, exception.detail, requestId, exception.errors), exception.headers);
       return;
     }
     if (exception instanceof HttpException) {
@@ -37,11 +33,9 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.error({ err: exception, requestId }, 'database unavailable');
-      sendProblem(
-        res,
-        buildProblem(503, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', requestId),
-        { 'retry-after': '1' },
-      );
+      sendProblem(res, buildProblem(503, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', requestId), {
+        'retry-after': '1',
+      });
       return;
     }
     this.logger.error({ err: exception, requestId }, 'unexpected error');

@@ -15,5 +15,4 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
   return out;
 }
 
-export const validationExceptionFactory = (errors: ValidationError[]) =>
-  validationFailed(flattenValidationErrors(errors));
+export const validationExceptionFactory = (errors: ValidationError[]) => validationFailed(flattenValidationErrors(errors));

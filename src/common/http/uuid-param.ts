@@ -7,9 +7,7 @@ class UuidPipe implements PipeTransform<string, string> {
 
   transform(value: string): string {
     if (typeof value !== 'string' || !UUID_PATTERN.test(value)) {
-      throw badRequest('INVALID_PATH_PARAMETER', `${this.name} must be a UUID.`, [
-        { field: this.name, message: 'must be a UUID' },
-      ]);
+      throw badRequest('INVALID_PATH_PARAMETER', `${this.name} must be a UUID.`, [{ field: this.name, message: 'must be a UUID' }]);
     }
     return value.toLowerCase();
   }

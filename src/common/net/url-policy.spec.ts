@@ -63,12 +63,23 @@ describe('isForbiddenAddress', () => {
     expect(isForbiddenAddress(ip)).toBe(true);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '1.1.1.1', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '192.167.255.255', '169.253.255.255', '11.0.0.1', '126.255.255.255', '128.0.0.1', '223.255.255.255'])(
-    'accepts public IPv4 %s',
-    (ip) => {
-      expect(isForbiddenAddress(ip)).toBe(false);
-    },
-  );
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '1.1.1.1',
+    '100.63.255.255',
+    '100.128.0.0',
+    '172.15.255.255',
+    '172.32.0.0',
+    '192.167.255.255',
+    '169.253.255.255',
+    '11.0.0.1',
+    '126.255.255.255',
+    '128.0.0.1',
+    '223.255.255.255',
+  ])('accepts public IPv4 %s', (ip) => {
+    expect(isForbiddenAddress(ip)).toBe(false);
+  });
 
   it.each([
     '::',
@@ -143,12 +154,15 @@ describe('isForbiddenAddress', () => {
 });
 
 describe('checkWebhookUrl', () => {
-  it.each(['https://example.com/hook', 'https://example.com:8443/a/b?c=d#e', 'https://93.184.216.34/hook', 'https://[2001:4860:4860::8888]/hook', 'HTTPS://EXAMPLE.COM/'])(
-    'accepts %s even in strict mode',
-    (url) => {
-      expect(checkWebhookUrl(url, STRICT)).toBeNull();
-    },
-  );
+  it.each([
+    'https://example.com/hook',
+    'https://example.com:8443/a/b?c=d#e',
+    'https://93.184.216.34/hook',
+    'https://[2001:4860:4860::8888]/hook',
+    'HTTPS://EXAMPLE.COM/',
+  ])('accepts %s even in strict mode', (url) => {
+    expect(checkWebhookUrl(url, STRICT)).toBeNull();
+  });
 
   it('requires https unless http is allowed', () => {
     expect(checkWebhookUrl('http://example.com/hook', STRICT)).toBe('must use https');
@@ -156,12 +170,16 @@ describe('checkWebhookUrl', () => {
     expect(checkWebhookUrl('http://example.com/hook', { allowHttp: true, allowPrivateNetworks: false })).toBeNull();
   });
 
-  it.each(['ftp://example.com/', 'file:///etc/passwd', 'javascript:alert(1)', 'data:text/plain,hi', 'ws://example.com/', 'gopher://example.com/'])(
-    'refuses other schemes: %s',
-    (url) => {
-      expect(checkWebhookUrl(url, OPEN)).toBe('must be an absolute http or https URL');
-    },
-  );
+  it.each([
+    'ftp://example.com/',
+    'file:///etc/passwd',
+    'javascript:alert(1)',
+    'data:text/plain,hi',
+    'ws://example.com/',
+    'gopher://example.com/',
+  ])('refuses other schemes: %s', (url) => {
+    expect(checkWebhookUrl(url, OPEN)).toBe('must be an absolute http or https URL');
+  });
 
   it.each(['/hook', 'example.com/hook', 'https:example.com', 'https:/example.com', '//example.com/hook', 'https://', 'not a url'])(
     'refuses what is not an absolute URL: %p',
@@ -187,12 +205,15 @@ describe('checkWebhookUrl', () => {
     },
   );
 
-  it.each([' https://example.com/', 'https://example.com/ ', 'https://exa mple.com/', 'https://example.com/a\tb', 'https://example.com/\n'])(
-    'refuses spaces and control characters: %p',
-    (url) => {
-      expect(checkWebhookUrl(url, OPEN)).toBe('must not contain spaces or control characters');
-    },
-  );
+  it.each([
+    ' https://example.com/',
+    'https://example.com/ ',
+    'https://exa mple.com/',
+    'https://example.com/a\tb',
+    'https://example.com/\n',
+  ])('refuses spaces and control characters: %p', (url) => {
+    expect(checkWebhookUrl(url, OPEN)).toBe('must not contain spaces or control characters');
+  });
 
   it.each([
     'https://127.0.0.1/hook',
@@ -239,12 +260,15 @@ describe('webhook ports', () => {
     expect(checkWebhookUrl(url, STRICT)).toMatch(/^must not use port \d+ on this deployment/);
   });
 
-  it.each(['https://hooks.example.com/x', 'https://hooks.example.com:443/x', 'https://hooks.example.com:8443/x', 'https://hooks.example.com:1024/x', 'https://hooks.example.com:65535/x'])(
-    'accepts %s by default',
-    (url) => {
-      expect(checkWebhookUrl(url, STRICT)).toBeNull();
-    },
-  );
+  it.each([
+    'https://hooks.example.com/x',
+    'https://hooks.example.com:443/x',
+    'https://hooks.example.com:8443/x',
+    'https://hooks.example.com:1024/x',
+    'https://hooks.example.com:65535/x',
+  ])('accepts %s by default', (url) => {
+    expect(checkWebhookUrl(url, STRICT)).toBeNull();
+  });
 
   it('accepts port 80 only where http is allowed', () => {
     expect(checkWebhookUrl('http://hooks.example.com/x', OPEN)).toBeNull();

@@ -70,8 +70,8 @@ const SIX_TO_FOUR = ipaddr.IPv6.parseCIDR('2002::/16');
  * orchestration): refused as webhook ports by default even though they lie above 1023.
  */
 export const INTERNAL_SERVICE_PORTS: readonly number[] = [
-  1433, 1521, 2049, 2375, 2376, 2379, 2380, 3306, 3389, 4369, 5432, 5601, 5672, 5984, 6379, 6443, 7000, 7001, 8086, 8500,
-  8600, 9042, 9092, 9093, 9200, 9300, 10250, 10255, 11211, 15672, 25672, 26379, 27017, 27018, 27019, 28017, 50070,
+  1433, 1521, 2049, 2375, 2376, 2379, 2380, 3306, 3389, 4369, 5432, 5601, 5672, 5984, 6379, 6443, 7000, 7001, 8086, 8500, 8600, 9042, 9092,
+  9093, 9200, 9300, 10250, 10255, 11211, 15672, 25672, 26379, 27017, 27018, 27019, 28017, 50070,
 ];
 
 /** An inclusive range of TCP ports. */
@@ -82,7 +82,12 @@ export type PortRange = readonly [number, number];
  * {@link INTERNAL_SERVICE_PORTS}.
  */
 export function defaultWebhookPorts(allowHttp: boolean): PortRange[] {
-  const ranges: PortRange[] = allowHttp ? [[80, 80], [443, 443]] : [[443, 443]];
+  const ranges: PortRange[] = allowHttp
+    ? [
+        [80, 80],
+        [443, 443],
+      ]
+    : [[443, 443]];
   let from = 1024;
   for (const port of [...INTERNAL_SERVICE_PORTS].sort((a, b) => a - b)) {
     if (port > from) ranges.push([from, port - 1]);
@@ -211,10 +216,9 @@ export async function resolveWebhookHost(
   if (literal !== null) {
     addresses = [literal];
   } else {
-    const found = await withTimeout(
-      (options.lookupAll ?? systemLookupAll)(host),
-      options.timeoutMs ?? DEFAULT_RESOLVE_TIMEOUT_MS,
-    ).catch(() => null);
+    const found = await withTimeout((options.lookupAll ?? systemLookupAll)(host), options.timeoutMs ?? DEFAULT_RESOLVE_TIMEOUT_MS).catch(
+      () => null,
+    );
     if (!found || found.length === 0) {
       throw new WebhookHostError('unresolvable', `host ${host} could not be resolved`);
     }

@@ -23,10 +23,24 @@ function chain(count: number) {
 describe('chainHash', () => {
   it('is SHA-256 of the previous hash and the RFC 8785 form, whatever the key order', () => {
     // Keys sorted, no whitespace: the form an auditor's own RFC 8785 library produces.
-    const canonical = '{"action":"a","apiKeyId":null,"changes":{"b":{"from":1,"to":2}},"createdAtUtc":"t","id":"i","ip":null,"keyPrefix":null,"requestId":null}';
-    const e = { changes: { b: { to: 2, from: 1 } }, id: 'i', action: 'a', apiKeyId: null, keyPrefix: null, requestId: null, ip: null, createdAtUtc: 't' };
+    const canonical =
+      '{"action":"a","apiKeyId":null,"changes":{"b":{"from":1,"to":2}},"createdAtUtc":"t","id":"i","ip":null,"keyPrefix":null,"requestId":null}';
+    const e = {
+      changes: { b: { to: 2, from: 1 } },
+      id: 'i',
+      action: 'a',
+      apiKeyId: null,
+      keyPrefix: null,
+      requestId: null,
+      ip: null,
+      createdAtUtc: 't',
+    };
     const { createHash } = jest.requireActual<typeof import('node:crypto')>('node:crypto');
-    expect(chainHash(GENESIS_HASH, e)).toBe(createHash('sha256').update(GENESIS_HASH + canonical).digest('hex'));
+    expect(chainHash(GENESIS_HASH, e)).toBe(
+      createHash('sha256')
+        .update(GENESIS_HASH + canonical)
+        .digest('hex'),
+    );
   });
 });
 

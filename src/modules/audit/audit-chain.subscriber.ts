@@ -42,11 +42,7 @@ export class AuditChainSubscriber implements EventSubscriber {
         entry.hash = hash;
         args.uow.recomputeSingleChangeSet(entry);
       }
-      await em.execute(`update "audit_chain" set "head_seq" = ?, "head_hash" = ? where "organization_id" = ?`, [
-        seq,
-        hash,
-        organizationId,
-      ]);
+      await em.execute(`update "audit_chain" set "head_seq" = ?, "head_hash" = ? where "organization_id" = ?`, [seq, hash, organizationId]);
     }
   }
 }

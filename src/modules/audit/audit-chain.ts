@@ -37,8 +37,7 @@ export function exportedFields(entry: ExportedAuditEntry): ExportedAuditEntry {
 }
 
 export type ChainVerdict =
-  | { valid: true; entries: number; lastHash: string }
-  | { valid: false; entries: number; firstBrokenEntryId: string | null };
+  { valid: true; entries: number; lastHash: string } | { valid: false; entries: number; firstBrokenEntryId: string | null };
 
 /**
  * Walks a chain in order, one entry at a time, so a verifier holds one entry in memory however

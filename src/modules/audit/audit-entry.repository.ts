@@ -83,7 +83,12 @@ export class AuditEntryRepository extends EntityRepository<AuditEntry> {
    * The chain positions a time window covers: from the first entry written at or after `since` to
    * the last written before `until`. An export is always a contiguous run of the chain.
    */
-  async seqRange(organizationId: string, afterSeq: number, since: Date | null, until: Date | null): Promise<{ first: number; last: number } | null> {
+  async seqRange(
+    organizationId: string,
+    afterSeq: number,
+    since: Date | null,
+    until: Date | null,
+  ): Promise<{ first: number; last: number } | null> {
     const [row] = await this.getEntityManager().execute<{ first: string | null; last: string | null }[]>(
       `select
          (select min("chain_seq") from "audit_entry" where "organization_id" = ? and "chain_seq" > ? and (?::timestamptz is null or "created_at" >= ?)) as "first",

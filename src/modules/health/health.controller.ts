@@ -51,10 +51,7 @@ export class HealthController implements OnModuleDestroy {
   @ApiServiceUnavailableResponse({ description: 'PostgreSQL or Redis is unreachable (problem details).' })
   async ready(): Promise<HealthDto> {
     try {
-      await this.health.check([
-        () => this.database.pingCheck('database', { timeout: CHECK_TIMEOUT_MS }),
-        () => this.redisCheck('redis'),
-      ]);
+      await this.health.check([() => this.database.pingCheck('database', { timeout: CHECK_TIMEOUT_MS }), () => this.redisCheck('redis')]);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       // Terminus's own 503 body is not problem details: answer in the contract's shape.

@@ -20,12 +20,7 @@ export function counter<L extends string>(name: string, help: string, labelNames
 }
 
 /** `collect` runs at scrape time, for values sampled rather than counted. */
-export function gauge<L extends string>(
-  name: string,
-  help: string,
-  labelNames: readonly L[],
-  collect?: (this: Gauge<L>) => Promise<void>,
-) {
+export function gauge<L extends string>(name: string, help: string, labelNames: readonly L[], collect?: (this: Gauge<L>) => Promise<void>) {
   return (
     (metricsRegistry.getSingleMetric(name) as Gauge<L>) ??
     new Gauge({ name, help, labelNames, registers: [metricsRegistry], ...(collect ? { collect } : {}) })

@@ -24,7 +24,15 @@ describe('API key rules', () => {
 describe('API key shape', () => {
   it('accepts what generateApiKey makes and nothing that it cannot make', () => {
     for (let i = 0; i < 100; i += 1) expect(isWellFormedApiKey(generateApiKey().key)).toBe(true);
-    for (const junk of ['', 'nftw_', 'made-up-key-0123456789', `nftw_${'A'.repeat(42)}`, `nftw_${'A'.repeat(44)}`, `nftw_${'A'.repeat(42)}=`, `NFTW_${'A'.repeat(43)}`]) {
+    for (const junk of [
+      '',
+      'nftw_',
+      'made-up-key-0123456789',
+      `nftw_${'A'.repeat(42)}`,
+      `nftw_${'A'.repeat(44)}`,
+      `nftw_${'A'.repeat(42)}=`,
+      `NFTW_${'A'.repeat(43)}`,
+    ]) {
       expect(isWellFormedApiKey(junk)).toBe(false);
     }
   });

@@ -23,11 +23,7 @@ export class ApiKeysController {
 
   @Post()
   @ApiOperation({ summary: 'Create an API key; the key is shown only in this answer' })
-  async create(
-    @CurrentKey() key: ApiKeyPrincipal,
-    @Body() body: CreateApiKeyDto,
-    @ReqMeta() meta: RequestMeta,
-  ): Promise<CreatedApiKeyDto> {
+  async create(@CurrentKey() key: ApiKeyPrincipal, @Body() body: CreateApiKeyDto, @ReqMeta() meta: RequestMeta): Promise<CreatedApiKeyDto> {
     const created = await this.organizations.createApiKey(key.organizationId, body, key, meta);
     return CreatedApiKeyDto.from(created.apiKey, created.key);
   }
@@ -35,11 +31,7 @@ export class ApiKeysController {
   @Delete(':apiKeyId')
   @HttpCode(204)
   @ApiOperation({ summary: 'Revoke an API key' })
-  async revoke(
-    @CurrentKey() key: ApiKeyPrincipal,
-    @UuidParam('apiKeyId') apiKeyId: string,
-    @ReqMeta() meta: RequestMeta,
-  ): Promise<void> {
+  async revoke(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('apiKeyId') apiKeyId: string, @ReqMeta() meta: RequestMeta): Promise<void> {
     await this.organizations.revokeApiKey(key.organizationId, apiKeyId, key, meta);
   }
 }

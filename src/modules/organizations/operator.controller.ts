@@ -30,7 +30,7 @@ export class OperatorController {
   }
 
   @Post(':organizationId/api-keys')
-  @ApiOperation({ summary: "Create an API key for an organization; the key is shown only in this answer" })
+  @ApiOperation({ summary: 'Create an API key for an organization; the key is shown only in this answer' })
   async createKey(
     @UuidParam('organizationId') organizationId: string,
     @Body() body: CreateApiKeyDto,

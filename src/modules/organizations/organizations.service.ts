@@ -14,7 +14,6 @@ import { generateApiKey, hashApiKey, isWellFormedApiKey, normalizeRoles } from '
 import { Organization } from './organization.entity';
 import { OrganizationRepository } from './organization.repository';
 
-
 @Injectable()
 export class OrganizationsService {
   /** Short-lived: its TTL bounds how long a key revoked on another instance keeps working here. */

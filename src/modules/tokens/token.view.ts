@@ -38,9 +38,7 @@ const SAFE_IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  */
 export function tokenColumnsSql(alias: string, prefix: string): string {
   if (!SAFE_IDENTIFIER.test(alias) || !SAFE_IDENTIFIER.test(prefix)) throw new Error('unsafe SQL identifier');
-  return (Object.keys(COLUMNS) as (keyof TokenView)[])
-    .map((field) => `${alias}."${COLUMNS[field]}" as "${prefix}${field}"`)
-    .join(', ');
+  return (Object.keys(COLUMNS) as (keyof TokenView)[]).map((field) => `${alias}."${COLUMNS[field]}" as "${prefix}${field}"`).join(', ');
 }
 
 /** The token visibility rule of every read (the organization's whitelist), as an SQL condition. */

@@ -60,6 +60,10 @@ describe('uint256 decimal strings', () => {
     const ok = Object.assign(new Body(), { id: '0', amount: '5' });
     expect(validateSync(ok)).toHaveLength(0);
     const bad = Object.assign(new Body(), { id: 7, amount: '0' });
-    expect(validateSync(bad).map((e) => e.property).sort()).toEqual(['amount', 'id']);
+    expect(
+      validateSync(bad)
+        .map((e) => e.property)
+        .sort(),
+    ).toEqual(['amount', 'id']);
   });
 });

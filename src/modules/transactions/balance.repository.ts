@@ -29,7 +29,12 @@ export class BalanceRepository extends EntityRepository<Balance> {
    * refused reports its locked amount, so the replay finds the overflowing movement.
    * Wallets and tokens must exist (foreign keys). Runs on `em`'s transaction.
    */
-  async lockRows(em: EntityManager, organizationId: string, pairs: string[], credits: ReadonlyMap<string, bigint>): Promise<Map<string, bigint>> {
+  async lockRows(
+    em: EntityManager,
+    organizationId: string,
+    pairs: string[],
+    credits: ReadonlyMap<string, bigint>,
+  ): Promise<Map<string, bigint>> {
     if (pairs.length === 0) return new Map();
     const sorted = [...pairs].sort();
     const split = (key: string) => [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
@@ -52,7 +57,9 @@ export class BalanceRepository extends EntityRepository<Balance> {
         UINT256_MAX.toString(),
       ],
     );
-    const before = new Map(rows.map((row) => [`${row.wallet_id}/${row.token_id}`, BigInt(row.amount) - (credits.get(`${row.wallet_id}/${row.token_id}`) ?? 0n)]));
+    const before = new Map(
+      rows.map((row) => [`${row.wallet_id}/${row.token_id}`, BigInt(row.amount) - (credits.get(`${row.wallet_id}/${row.token_id}`) ?? 0n)]),
+    );
     const refused = sorted.filter((key) => !before.has(key));
     if (refused.length > 0) {
       // ON CONFLICT ... WHERE locks the row even when it refuses the update.
@@ -96,7 +103,9 @@ export class BalanceRepository extends EntityRepository<Balance> {
   async walletPage(query: WalletPageQuery): Promise<HeldToken[] | null> {
     const { sql, params } = walletPageSql(query);
     // Bound parameters rather than em.execute, which first inlines every value into the long SQL text.
-    const result = await this.getEntityManager().getKnex().raw(sql, params as never[]);
+    const result = await this.getEntityManager()
+      .getKnex()
+      .raw(sql, params as never[]);
     return heldTokensFromRows(result.rows);
   }
 }

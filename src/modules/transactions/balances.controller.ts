@@ -17,8 +17,7 @@ export class BalancesController {
   @Auth('read')
   @ApiOperation({
     summary: 'NFTs held by a wallet, with their tokens and metadata',
-    description:
-      'Only amounts above zero, ordered by tokenId. With the whitelist on, tokens of contracts not on it are absent.',
+    description: 'Only amounts above zero, ordered by tokenId. With the whitelist on, tokens of contracts not on it are absent.',
   })
   @ApiOkResponse({ type: NftBalancesPageDto })
   @ApiNotFoundResponse({ description: 'WALLET_NOT_FOUND: unknown, or another organization’s.' })

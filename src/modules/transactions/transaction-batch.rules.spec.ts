@@ -6,8 +6,20 @@ const B = '01900000-0000-7000-8000-00000000000b';
 const T = '01900000-0000-7000-8000-0000000000ff';
 const U = '01900000-0000-7000-8000-0000000000ee';
 
-const mint = (to: string, amount = '1', tokenId = T): BatchMovement => ({ type: 'nftMint', tokenId, fromWalletId: null, toWalletId: to, amount });
-const transfer = (from: string, to: string, amount = '1'): BatchMovement => ({ type: 'nftTransfer', tokenId: T, fromWalletId: from, toWalletId: to, amount });
+const mint = (to: string, amount = '1', tokenId = T): BatchMovement => ({
+  type: 'nftMint',
+  tokenId,
+  fromWalletId: null,
+  toWalletId: to,
+  amount,
+});
+const transfer = (from: string, to: string, amount = '1'): BatchMovement => ({
+  type: 'nftTransfer',
+  tokenId: T,
+  fromWalletId: from,
+  toWalletId: to,
+  amount,
+});
 const burn = (from: string, amount = '1'): BatchMovement => ({ type: 'nftBurn', tokenId: T, fromWalletId: from, toWalletId: null, amount });
 
 const tokens = new Set([T, U]);

@@ -14,7 +14,12 @@ const dtoAccepts = (item: unknown) =>
 
 describe('validateBatchItems', () => {
   it('accepts well-formed items, normalising ids and the default amount', () => {
-    expect(validateBatchItems([{ tokenId: T.toUpperCase(), toWalletId: A }, { tokenId: T, fromWalletId: A, toWalletId: B, amount: '7' }])).toEqual({
+    expect(
+      validateBatchItems([
+        { tokenId: T.toUpperCase(), toWalletId: A },
+        { tokenId: T, fromWalletId: A, toWalletId: B, amount: '7' },
+      ]),
+    ).toEqual({
       movements: [
         { type: 'nftMint', tokenId: T, fromWalletId: null, toWalletId: A, amount: '1' },
         { type: 'nftTransfer', tokenId: T, fromWalletId: A, toWalletId: B, amount: '7' },
@@ -43,7 +48,10 @@ describe('validateBatchItems', () => {
       fc.constant({}),
       fc.constant([A]),
     );
-    const item = fc.dictionary(fc.constantFrom('tokenId', 'fromWalletId', 'toWalletId', 'amount', 'extra', '__proto__', 'constructor'), value);
+    const item = fc.dictionary(
+      fc.constantFrom('tokenId', 'fromWalletId', 'toWalletId', 'amount', 'extra', '__proto__', 'constructor'),
+      value,
+    );
     fc.assert(
       fc.property(item, (candidate) => {
         const batch = validateBatchItems([candidate]);

@@ -25,7 +25,12 @@ export function transactionType(
 ): { type: TransactionType } | { errors: FieldError[] } {
   if (fromWalletId === null && toWalletId === null) {
     const message = 'fromWalletId or toWalletId is required (no sender mints, no receiver burns)';
-    return { errors: [{ field: 'fromWalletId', message }, { field: 'toWalletId', message }] };
+    return {
+      errors: [
+        { field: 'fromWalletId', message },
+        { field: 'toWalletId', message },
+      ],
+    };
   }
   if (fromWalletId !== null && toWalletId !== null && fromWalletId === toWalletId) {
     return { errors: [{ field: 'toWalletId', message: 'must differ from fromWalletId' }] };

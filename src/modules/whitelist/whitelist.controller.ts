@@ -54,7 +54,11 @@ export class WhitelistController {
   @Delete('contracts/:contractAddress')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a contract from the whitelist' })
-  @ApiParam({ name: 'contractAddress', description: 'Lowercase, uppercase hex or EIP-55.', example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' })
+  @ApiParam({
+    name: 'contractAddress',
+    description: 'Lowercase, uppercase hex or EIP-55.',
+    example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+  })
   @ApiBadRequestResponse({ description: 'INVALID_ADDRESS: not an address, or a wrong EIP-55 checksum.' })
   @ApiNotFoundResponse({ description: 'CONTRACT_NOT_WHITELISTED' })
   async delete(

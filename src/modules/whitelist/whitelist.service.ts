@@ -46,11 +46,7 @@ export class WhitelistService {
     return { enabled, items: page.items.map(toChecksumAddress), nextPageKey: page.nextPageKey };
   }
 
-  async setEnabled(
-    key: ApiKeyPrincipal,
-    enabled: boolean,
-    meta: RequestMeta,
-  ): Promise<{ enabled: boolean; contractCount: number }> {
+  async setEnabled(key: ApiKeyPrincipal, enabled: boolean, meta: RequestMeta): Promise<{ enabled: boolean; contractCount: number }> {
     const organizationId = key.organizationId;
     return this.em.transactional(async (em) => {
       const settings = em.getRepository(NftWhitelist);

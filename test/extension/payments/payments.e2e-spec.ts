@@ -71,11 +71,7 @@ describe('extension module: payments', () => {
 
   it('refuses bad input with 400 or 404 and writes neither a payment nor an event', async () => {
     const before = await eventCount(t, org.id);
-    expectProblem(
-      await t.http().post('/v1/payments').set(bearer(org.adminKey)).send({ walletId, amount: '-1' }),
-      400,
-      'VALIDATION_FAILED',
-    );
+    expectProblem(await t.http().post('/v1/payments').set(bearer(org.adminKey)).send({ walletId, amount: '-1' }), 400, 'VALIDATION_FAILED');
     expectProblem(
       await t.http().post('/v1/payments').set(bearer(org.adminKey)).send({ walletId: UNKNOWN_ID, amount: '1' }),
       404,
@@ -100,7 +96,13 @@ describe('extension module: payments', () => {
     const publisher = t.app.get(DomainEventPublisher);
     const em = t.app.get(MikroORM).em.fork();
     expect(() =>
-      publisher.publish(em as never, org.id, { webhookType: 'kyc', resourceType: 'KycCheck', action: 'create', resourceId: UNKNOWN_ID, changes: null }),
+      publisher.publish(em as never, org.id, {
+        webhookType: 'kyc',
+        resourceType: 'KycCheck',
+        action: 'create',
+        resourceId: UNKNOWN_ID,
+        changes: null,
+      }),
     ).toThrow(/Undeclared domain event/);
   });
 });

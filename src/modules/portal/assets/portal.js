@@ -142,7 +142,10 @@
   /** @param {string|null|undefined} value */
   function shortTime(value) {
     if (!value) return '—';
-    return value.replace('T', ' ').replace(/(\.\d{3})\d*/, '$1').replace('+00:00', '');
+    return value
+      .replace('T', ' ')
+      .replace(/(\.\d{3})\d*/, '$1')
+      .replace('+00:00', '');
   }
 
   // ---- status line ---------------------------------------------------------------------------
@@ -183,9 +186,7 @@
     let pageKey = null;
     for (let page = 0; page < 20; page += 1) {
       const answer = await api('GET', `${ORG}/api-keys${query({ pageSize: '1000', pageKey })}`, { key });
-      const mine = (answer.apiKeys || []).find(
-        (/** @type {any} */ k) => typeof k.keyPrefix === 'string' && key.startsWith(k.keyPrefix),
-      );
+      const mine = (answer.apiKeys || []).find((/** @type {any} */ k) => typeof k.keyPrefix === 'string' && key.startsWith(k.keyPrefix));
       if (mine) return Array.isArray(mine.roles) && mine.roles.includes('admin') ? 'admin' : 'auditor';
       pageKey = answer.nextPageKey;
       if (!pageKey) break;
@@ -270,7 +271,10 @@
       ['Updated (UTC)', shortTime(config.updatedAtUtc)],
     ];
     if ('previousSecretExpiresAtUtc' in config) {
-      facts.push(['Previous secret valid until', config.previousSecretExpiresAtUtc ? shortTime(config.previousSecretExpiresAtUtc) : 'none']);
+      facts.push([
+        'Previous secret valid until',
+        config.previousSecretExpiresAtUtc ? shortTime(config.previousSecretExpiresAtUtc) : 'none',
+      ]);
     }
     renderFacts($('config'), facts);
     const testType = /** @type {HTMLSelectElement} */ ($('test-type'));
@@ -302,17 +306,22 @@
     const rows = state.endpoints
       ? state.endpoints
       : [{ url: config.url, isDefault: true, enabled: config.enabled, webhookTypes: config.webhookTypes || [], disabledReason: null }];
-    $('endpoints-table').querySelector('tbody')?.replaceChildren(
-      ...rows.map((/** @type {any} */ endpoint) =>
-        el('tr', {}, [
-          cell('URL', endpoint.url || 'not set', 'url'),
-          cell('Default', endpoint.isDefault ? 'yes' : 'no'),
-          cell('Enabled', endpoint.enabled ? 'yes' : 'no'),
-          cell('Types', (endpoint.webhookTypes || []).join(', ') || 'none'),
-          cell('Note', [endpoint.description, endpoint.disabledReason ? `disabled: ${endpoint.disabledReason}` : ''].filter(Boolean).join(' · ')),
-        ]),
-      ),
-    );
+    $('endpoints-table')
+      .querySelector('tbody')
+      ?.replaceChildren(
+        ...rows.map((/** @type {any} */ endpoint) =>
+          el('tr', {}, [
+            cell('URL', endpoint.url || 'not set', 'url'),
+            cell('Default', endpoint.isDefault ? 'yes' : 'no'),
+            cell('Enabled', endpoint.enabled ? 'yes' : 'no'),
+            cell('Types', (endpoint.webhookTypes || []).join(', ') || 'none'),
+            cell(
+              'Note',
+              [endpoint.description, endpoint.disabledReason ? `disabled: ${endpoint.disabledReason}` : ''].filter(Boolean).join(' · '),
+            ),
+          ]),
+        ),
+      );
     const select = /** @type {HTMLSelectElement} */ ($('filter-endpoint'));
     const current = select.value;
     select.replaceChildren(
@@ -370,7 +379,10 @@
     const body = $('log-table').querySelector('tbody');
     body?.replaceChildren(
       ...webhooks.map((w) => {
-        const open = el('button', { text: 'Attempts', attrs: { type: 'button', 'aria-label': `Attempts of webhook ${w.id}`, 'data-id': w.id } });
+        const open = el('button', {
+          text: 'Attempts',
+          attrs: { type: 'button', 'aria-label': `Attempts of webhook ${w.id}`, 'data-id': w.id },
+        });
         open.addEventListener('click', () => void openWebhook(w.id));
         const row = el('tr', { attrs: { 'data-id': w.id } }, [
           cell('Created (UTC)', shortTime(w.createdAtUtc)),
@@ -565,8 +577,8 @@
       $('chart').replaceChildren();
       $('stats-summary').textContent = '';
       note.textContent = statsUnknown
-          ? 'Delivery statistics are not available on this server.'
-          : `Could not load the statistics: ${describe(error)}`;
+        ? 'Delivery statistics are not available on this server.'
+        : `Could not load the statistics: ${describe(error)}`;
       note.hidden = false;
     }
   }
@@ -577,7 +589,10 @@
     const container = $('chart');
     if (state.chart) state.chart.destroy();
     container.replaceChildren();
-    const totals = buckets.reduce((sum, b) => ({ succeeded: sum.succeeded + b.succeeded, failed: sum.failed + b.failed }), { succeeded: 0, failed: 0 });
+    const totals = buckets.reduce((sum, b) => ({ succeeded: sum.succeeded + b.succeeded, failed: sum.failed + b.failed }), {
+      succeeded: 0,
+      failed: 0,
+    });
     $('stats-summary').textContent = `${totals.succeeded} succeeded and ${totals.failed} failed in ${buckets.length} hourly buckets.`;
     if (!uPlot || buckets.length === 0) return;
     const data = [

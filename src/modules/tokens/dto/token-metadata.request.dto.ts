@@ -20,7 +20,12 @@ export class TokenMetadataRequestDto {
   @MaxLength(METADATA_TEXT_MAX_LENGTH)
   description?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: URL_DOC, example: 'ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: URL_DOC,
+    example: 'ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi',
+  })
   @IsOptional()
   @IsMetadataUrl()
   image?: string | null;
