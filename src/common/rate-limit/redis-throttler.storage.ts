@@ -1,8 +1,8 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import type Redis from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import { AppConfig } from '../../config/app-config';
-import { createRedisConnection, queueKeyPrefix } from '../redis/redis-connection';
+import { createRedisConnection, queueKeyPrefix, RedisConnection } from '../redis/redis-connection';
 
 /**
  * One fixed window per caller: the first hit starts the window, and the count and expiry change
@@ -25,7 +25,8 @@ const WARN_EVERY_MS = 10_000;
 const CONNECT_WAIT_MS = 1000;
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
-type RedisWithHit = Redis & { rateLimitHit(key: string, windowMs: number, hits: number): Promise<[number, number]> };
+/** The script queued on a pipeline: the call only queues it (and returns the pipeline); exec() brings the replies. */
+type PipelineWithHit = ChainableCommander & { rateLimitHit(key: string, windowMs: number, hits: number): ChainableCommander };
 type Waiter = { resolve: (hit: [number, number]) => void; reject: (error: unknown) => void };
 
 /**
@@ -36,7 +37,7 @@ type Waiter = { resolve: (hit: [number, number]) => void; reject: (error: unknow
 @Injectable()
 export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('RateLimit');
-  private readonly redis: RedisWithHit;
+  private readonly redis: RedisConnection;
   private readonly prefix: string;
   private lastWarnAt = 0;
   private skippedWarnings = 0;
@@ -45,7 +46,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
   private flushScheduled = false;
 
   constructor(private readonly config: AppConfig) {
-    this.redis = createRedisConnection(config, 'rate-limit', { commandTimeout: COMMAND_TIMEOUT_MS }) as unknown as RedisWithHit;
+    this.redis = createRedisConnection(config, 'rate-limit', { commandTimeout: COMMAND_TIMEOUT_MS });
     this.redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     this.redis.on('error', () => undefined);
     // One hash tag on a cluster: a flush pipelines several callers' keys, which a cluster
@@ -100,8 +101,8 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
     this.pending = new Map();
     this.flushScheduled = false;
     const entries = [...batch.entries()];
-    const pipeline = this.redis.pipeline();
-    for (const [key, { windowMs, waiters }] of entries) (pipeline as unknown as RedisWithHit).rateLimitHit(key, windowMs, waiters.length);
+    const pipeline = this.redis.pipeline() as PipelineWithHit;
+    for (const [key, { windowMs, waiters }] of entries) pipeline.rateLimitHit(key, windowMs, waiters.length);
     let results: [Error | null, unknown][] | null;
     try {
       results = await pipeline.exec();
