@@ -78,7 +78,7 @@ class ServiceProcess {
 
   async ready(): Promise<void> {
     await waitUntil(
-      async () => this.output.some((l) => l.includes('listening on')),
+      () => this.output.some((l) => l.includes('listening on')),
       (up) => up,
       90_000,
     );

@@ -318,7 +318,7 @@ describe('portal in a real browser', () => {
     await page.waitForFunction(() => /^Test webhook \S+ queued/.test(document.getElementById('status')?.textContent ?? ''));
     const testId = (await page.$eval('#status', (e) => e.textContent ?? '')).split(' ')[2];
     const received = await waitUntil(
-      async () => receiver.received.find((w) => w.body.id === testId),
+      () => receiver.received.find((w) => w.body.id === testId),
       (w) => w !== undefined,
     );
     expect(received!.body).toMatchObject({ resourceType: 'WebhookTest', action: 'test' });

@@ -18,10 +18,11 @@ const OPEN = { allowHttp: true, allowPrivateNetworks: true };
 
 const fakeDns =
   (table: Record<string, LookupAddress[]>) =>
-  async (hostname: string): Promise<LookupAddress[]> => {
+  (hostname: string): Promise<LookupAddress[]> => {
     const found = table[hostname];
-    if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-    return found;
+    // Rejects rather than throws, as dns.lookup does: callers chain .then() on the lookup.
+    if (!found) return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }));
+    return Promise.resolve(found);
   };
 
 const v4 = (address: string): LookupAddress => ({ address, family: 4 });

@@ -71,10 +71,12 @@ export class RateLimitGuard extends ThrottlerGuard {
     return { tracker: `ip:${normalizeIp(req.ip ?? 'unknown', this.ipv6SubnetPrefix)}`, limit: perIp };
   }
 
-  protected async throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+  protected throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     const retryAfter = String(Math.max(1, detail.timeToBlockExpire));
-    throw new DomainError(429, 'RATE_LIMITED', `Too many requests; retry in ${retryAfter} s.`, undefined, {
-      'retry-after': retryAfter,
-    });
+    return Promise.reject(
+      new DomainError(429, 'RATE_LIMITED', `Too many requests; retry in ${retryAfter} s.`, undefined, {
+        'retry-after': retryAfter,
+      }),
+    );
   }
 }

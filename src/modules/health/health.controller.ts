@@ -83,7 +83,7 @@ export class HealthController implements OnModuleDestroy {
     await this.redis.ping();
   }
 
-  async onModuleDestroy(): Promise<void> {
+  onModuleDestroy(): void {
     this.redis.disconnect();
   }
 }

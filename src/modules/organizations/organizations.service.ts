@@ -31,7 +31,7 @@ export class OrganizationsService {
 
   async createOrganization(name: string, actor: AuditActor, meta: RequestMeta): Promise<Organization> {
     const organization = new Organization(name.trim());
-    await this.em.transactional(async (em) => {
+    await this.em.transactional((em) => {
       em.persist(organization);
       this.audit.record(em, {
         organizationId: organization.id,
@@ -109,7 +109,7 @@ export class OrganizationsService {
     const apiKey = await this.apiKeys.findInOrganization(organizationId, apiKeyId);
     if (!apiKey) throw notFound('API_KEY_NOT_FOUND', `API key ${apiKeyId} does not exist.`);
     if (apiKey.revokedAt === null) {
-      await this.em.transactional(async (em) => {
+      await this.em.transactional((em) => {
         apiKey.revokedAt = new Date();
         em.persist(apiKey);
         this.audit.record(em, {

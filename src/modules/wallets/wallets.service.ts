@@ -22,7 +22,7 @@ export class WalletsService {
   async create(organizationId: string, input: CreateWalletRequestDto): Promise<Wallet> {
     const address = input.address == null ? null : parseAddress(input.address, 'address');
     const wallet = new Wallet({ organizationId, name: input.name ?? null, address });
-    await this.em.transactional(async (em) => {
+    await this.em.transactional((em) => {
       em.persist(wallet);
       this.events.publish(em, organizationId, {
         webhookType: 'custodialAccount',

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261123120000Payments extends Migration {
-  async up(): Promise<void> {
+  up(): void {
     this.addSql(`
       create table "payment" (
         "id" uuid primary key,
@@ -14,7 +14,7 @@ export class Migration20261123120000Payments extends Migration {
     this.addSql(`create index "payment_organization_id_id_index" on "payment" ("organization_id", "id");`);
   }
 
-  async down(): Promise<void> {
+  down(): void {
     this.addSql('drop table if exists "payment";');
   }
 }
