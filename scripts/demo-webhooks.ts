@@ -15,7 +15,8 @@ const BASE_URL = (process.env.BASE_URL ?? 'http://localhost:3000').replace(/\/$/
 const STATE_FILE = '.demo-webhooks.json';
 const EXPECTED = 5;
 
-async function api(key: string, method: string, path: string, body?: unknown) {
+/** The parsed answer, typed by the caller with the fields it reads (null for an empty body). */
+async function api<T = unknown>(key: string, method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${BASE_URL}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -23,7 +24,7 @@ async function api(key: string, method: string, path: string, body?: unknown) {
   });
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
-  return text ? JSON.parse(text) : null;
+  return (text ? JSON.parse(text) : null) as T;
 }
 
 async function demoKey(): Promise<string> {
@@ -70,9 +71,9 @@ async function main(): Promise<void> {
     });
     process.stdout.write(`receiver listening at ${url}; making ${EXPECTED} writes...\n`);
 
-    const alice = await api(key, 'POST', '/v1/wallets', { name: 'Alice' });
-    const bob = await api(key, 'POST', '/v1/wallets', { name: 'Bob' });
-    const token = await api(key, 'POST', '/v1/tokens', {
+    const alice = await api<{ id: string }>(key, 'POST', '/v1/wallets', { name: 'Alice' });
+    const bob = await api<{ name: string | null }>(key, 'POST', '/v1/wallets', { name: 'Bob' });
+    const token = await api<{ id: string }>(key, 'POST', '/v1/tokens', {
       contractAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
       blockchainTokenId: String(Date.now()),
       metadata: { name: 'Demo NFT', image: 'ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi' },

@@ -18,12 +18,13 @@ const BUILT = resolve(__dirname, '..', 'dist', 'src');
 
 async function main(): Promise<void> {
   if (!existsSync(join(BUILT, 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm run lint:openapi does).');
-  // Loaded from dist at run time so that the compiled, plugin-enhanced classes describe the API.
+  // Loaded from dist at run time so that the compiled, plugin-enhanced classes describe the API;
+  // dist/ is compiled from src/, so the sources' types describe the modules.
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { AppModule } = require(join(BUILT, 'app.module'));
-  const { loadConfig } = require(join(BUILT, 'config', 'app-config'));
-  const { buildOpenApiDocument, configureApp } = require(join(BUILT, 'configure-app'));
-  const { ensureDatabase } = require(join(BUILT, 'database', 'database-url'));
+  const { AppModule } = require(join(BUILT, 'app.module')) as typeof import('../src/app.module');
+  const { loadConfig } = require(join(BUILT, 'config', 'app-config')) as typeof import('../src/config/app-config');
+  const { buildOpenApiDocument, configureApp } = require(join(BUILT, 'configure-app')) as typeof import('../src/configure-app');
+  const { ensureDatabase } = require(join(BUILT, 'database', 'database-url')) as typeof import('../src/database/database-url');
   /* eslint-enable @typescript-eslint/no-require-imports */
 
   // The API role: no worker loops, nothing sent; no migrations are needed to describe the API.

@@ -9,6 +9,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  */
 export async function queryRows<T = Record<string, unknown>>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   const knex: Knex = em.getTransactionContext<Knex.Transaction>() ?? em.getKnex();
-  const result = await knex.raw(sql, params as Knex.RawBinding[]);
-  return result.rows as T[];
+  const result = await knex.raw<{ rows: T[] }>(sql, params as Knex.RawBinding[]);
+  return result.rows;
 }

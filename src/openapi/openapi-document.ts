@@ -40,7 +40,7 @@ function markPublicOperations(document: OpenAPIObject): void {
  * `{type: "null"}`. Everything else is left as it is. Exported for its unit spec.
  */
 export function toOpenApi31Nullability<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((item) => toOpenApi31Nullability(item)) as T;
+  if (Array.isArray(value)) return (value as unknown[]).map((item) => toOpenApi31Nullability(item)) as T;
   if (value === null || typeof value !== 'object') return value;
   const source = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -54,7 +54,7 @@ export function toOpenApi31Nullability<T>(value: T): T {
   if (typeof out.type === 'string' || Array.isArray(out.type)) {
     const types = [out.type].flat() as string[];
     out.type = types.includes('null') ? types : [...types, 'null'];
-    if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+    if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...(out.enum as unknown[]), null];
     return out as T;
   }
   // A $ref, allOf, oneOf or anyOf: say "this, or null" without touching what it refers to.

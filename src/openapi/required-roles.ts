@@ -47,9 +47,10 @@ export function routeAccessTable(app: INestApplicationContext): RouteAccess[] {
       const controller = wrapper.metatype as (new (...args: never[]) => unknown) | null;
       if (!controller) continue;
       const bases = [Reflect.getMetadata(PATH_METADATA, controller) ?? ''].flat() as string[];
-      for (const name of scanner.getAllMethodNames(controller.prototype)) {
-        const handler = (controller.prototype as Record<string, (...args: unknown[]) => unknown>)[name];
-        const paths = Reflect.getMetadata(PATH_METADATA, handler);
+      const prototype = controller.prototype as Record<string, (...args: unknown[]) => unknown>;
+      for (const name of scanner.getAllMethodNames(prototype)) {
+        const handler = prototype[name];
+        const paths: unknown = Reflect.getMetadata(PATH_METADATA, handler);
         if (paths === undefined) continue;
         const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
         const access = reflector.getAllAndOverride<Access | undefined>(ACCESS_METADATA, [handler, controller]);

@@ -3,7 +3,7 @@ import type { ApiKeyPrincipal } from './principal';
 
 /** The authenticated API key of the request (use only behind `@Auth`). */
 export const CurrentKey = createParamDecorator(
-  (_: unknown, ctx: ExecutionContext): ApiKeyPrincipal => ctx.switchToHttp().getRequest().user,
+  (_: unknown, ctx: ExecutionContext): ApiKeyPrincipal => ctx.switchToHttp().getRequest<{ user: ApiKeyPrincipal }>().user,
 );
 
 /** What the audit log records about a request: who, from where, under which request id. */
@@ -13,6 +13,7 @@ export interface RequestMeta {
 }
 
 export const ReqMeta = createParamDecorator((_: unknown, ctx: ExecutionContext): RequestMeta => {
-  const req = ctx.switchToHttp().getRequest();
+  // The request-id middleware sets `id`; Express derives `ip` (through trusted proxies only).
+  const req = ctx.switchToHttp().getRequest<{ id?: string; ip?: string }>();
   return { requestId: req.id ?? null, ip: req.ip ?? null };
 });

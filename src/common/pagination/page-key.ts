@@ -19,7 +19,7 @@ export function decodePageKey(pageKey: string, shape: readonly ('string' | 'uuid
   }
   if (!Array.isArray(values) || values.length !== shape.length) throw invalid();
   shape.forEach((kind, i) => {
-    const value = values[i];
+    const value: unknown = values[i];
     const ok =
       kind === 'number'
         ? typeof value === 'number' && Number.isFinite(value)

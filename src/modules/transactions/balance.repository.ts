@@ -105,7 +105,7 @@ export class BalanceRepository extends EntityRepository<Balance> {
     // Bound parameters rather than em.execute, which first inlines every value into the long SQL text.
     const result = await this.getEntityManager()
       .getKnex()
-      .raw(sql, params as never[]);
+      .raw<{ rows: Record<string, unknown>[] }>(sql, params as never[]);
     return heldTokensFromRows(result.rows);
   }
 }

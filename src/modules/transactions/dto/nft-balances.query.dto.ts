@@ -13,7 +13,7 @@ export class NftBalancesQueryDto extends PageQueryDto {
     example: ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'],
   })
   @IsOptional()
-  @Transform(({ value }) => (typeof value === 'string' ? [value] : value))
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value))
   @IsArray()
   @ArrayMaxSize(MAX_CONTRACT_FILTERS)
   @IsString({ each: true })
