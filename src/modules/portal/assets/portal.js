@@ -16,18 +16,31 @@
   /** How long the detail view watches for the attempt a redelivery makes. */
   const REDELIVER_WATCH_MS = 30000;
 
-  /** @typedef {{status: number, body: any}} ApiAnswer */
+  // The answers this page reads (CONTRACT.md), with the fields it uses. Optional fields are those
+  // a server without the newer APIs leaves out.
+  /** @typedef {{detail?: string, title?: string, code?: unknown, errors?: unknown}} Problem */
+  /** @typedef {{url: string|null, enabled: boolean, webhookTypes: string[], hasSharedSecret: boolean, updatedAtUtc: string, previousSecretExpiresAtUtc?: string|null}} WebhookConfig */
+  /** @typedef {{id: string, url: string, isDefault: boolean, enabled: boolean, webhookTypes: string[], description?: string|null, disabledReason: string|null}} WebhookEndpoint */
+  /** @typedef {{endpoints: WebhookEndpoint[]}} EndpointPage */
+  /** @typedef {{apiKeys?: {keyPrefix?: unknown, roles?: unknown}[], nextPageKey: string|null}} ApiKeyPage */
   /** @typedef {{id: string, webhookType: string, resourceType: string, resourceId: string, action: string, status: string, attemptCount: number, createdAtUtc: string, lastAttemptAtUtc: string|null, nextAttemptAtUtc: string|null, lastResponseStatus: number|null, endpointId?: string}} WebhookSummary */
+  /** @typedef {{webhooks: WebhookSummary[], nextPageKey: string|null}} WebhookPage */
+  /** @typedef {{attempt: number, startedAtUtc: string, durationMs: number, responseStatus: number|null, error: string|null}} Attempt */
+  /** @typedef {WebhookSummary & {eventId?: string, payload: unknown, attempts: Attempt[]}} WebhookDetail */
+  /** @typedef {{startUtc: string, succeeded: number, failed: number, retried: number, p50Ms: number|null, p99Ms: number|null}} StatsBucket */
+  /** The part of a uPlot chart this page uses (the library is loaded as a global by its own script tag). */
+  /** @typedef {{destroy(): void, setSize(size: {width: number, height: number}): void}} Chart */
+  /** @typedef {new (options: object, data: (number|null)[][], target: HTMLElement) => Chart} ChartConstructor */
 
   class ApiError extends Error {
-    /** @param {number} status @param {any} body */
+    /** @param {number} status @param {unknown} body */
     constructor(status, body) {
-      const problem = body && typeof body === 'object' ? body : {};
+      const problem = /** @type {Problem} */ (body && typeof body === 'object' ? body : {});
       super(problem.detail || problem.title || `HTTP ${status}`);
       this.status = status;
       this.code = typeof problem.code === 'string' ? problem.code : '';
       /** @type {{field: string}[]} */
-      this.errors = Array.isArray(problem.errors) ? problem.errors : [];
+      this.errors = Array.isArray(problem.errors) ? /** @type {{field: string}[]} */ (problem.errors) : [];
     }
     get notAvailable() {
       return this.status === 404 && this.code === 'ROUTE_NOT_FOUND';
@@ -72,13 +85,13 @@
   const state = {
     /** @type {string|null} */ key: null,
     /** @type {'admin'|'auditor'} */ role: 'auditor',
-    /** @type {any} */ config: null,
-    /** @type {any[]|null} null when the server has no endpoints API */ endpoints: null,
+    /** @type {WebhookConfig|null} */ config: null,
+    /** @type {WebhookEndpoint[]|null} null when the server has no endpoints API */ endpoints: null,
     /** Page keys of the pages before the current one; the last entry is the current page's key. */
     /** @type {(string|null)[]} */ pageKeys: [null],
     /** @type {string|null} */ nextPageKey: null,
     /** @type {string|null} */ selectedId: null,
-    /** @type {any} */ chart: null,
+    /** @type {Chart|null} */ chart: null,
     watchTimer: 0,
   };
 
@@ -86,8 +99,9 @@
 
   /**
    * @param {string} method @param {string} path
+   * The parsed JSON answer (null for an empty one); callers state the shape they read.
    * @param {{body?: unknown, key?: string|null}} [options]
-   * @returns {Promise<any>}
+   * @returns {Promise<unknown>}
    */
   async function api(method, path, options = {}) {
     const key = options.key === undefined ? state.key : options.key;
@@ -103,6 +117,7 @@
       cache: 'no-store',
     });
     const text = await response.text();
+    /** @type {unknown} */
     let body = null;
     try {
       body = text ? JSON.parse(text) : null;
@@ -130,6 +145,12 @@
   /** The contract's timestamp form (numeric offset, never `Z`). @param {Date} date */
   function utc(date) {
     return date.toISOString().replace('Z', '+00:00');
+  }
+
+  /** A text field of a form ('' when absent; the forms here have no file inputs). @param {FormData} data @param {string} name */
+  function formText(data, name) {
+    const value = data.get(name);
+    return typeof value === 'string' ? value : '';
   }
 
   /** A datetime-local value (the user's local time) as a Date, or null. @param {string} value */
@@ -168,7 +189,7 @@
   /** @param {string} key */
   async function signIn(key) {
     // The webhook configuration is readable by admins and auditors alone: it proves the key fits.
-    const config = await api('GET', `${ORG}/webhook-config`, { key });
+    const config = /** @type {WebhookConfig} */ (await api('GET', `${ORG}/webhook-config`, { key }));
     state.key = key;
     state.config = config;
     state.role = await roleOf(key);
@@ -185,8 +206,8 @@
     /** @type {string|null} */
     let pageKey = null;
     for (let page = 0; page < 20; page += 1) {
-      const answer = await api('GET', `${ORG}/api-keys${query({ pageSize: '1000', pageKey })}`, { key });
-      const mine = (answer.apiKeys || []).find((/** @type {any} */ k) => typeof k.keyPrefix === 'string' && key.startsWith(k.keyPrefix));
+      const answer = /** @type {ApiKeyPage} */ (await api('GET', `${ORG}/api-keys${query({ pageSize: '1000', pageKey })}`, { key }));
+      const mine = (answer.apiKeys || []).find((k) => typeof k.keyPrefix === 'string' && key.startsWith(k.keyPrefix));
       if (mine) return Array.isArray(mine.roles) && mine.roles.includes('admin') ? 'admin' : 'auditor';
       pageKey = answer.nextPageKey;
       if (!pageKey) break;
@@ -251,7 +272,7 @@
 
   async function reloadConfig() {
     try {
-      state.config = await api('GET', `${ORG}/webhook-config`);
+      state.config = /** @type {WebhookConfig} */ (await api('GET', `${ORG}/webhook-config`));
       renderConfig();
       await loadEndpoints();
     } catch (error) {
@@ -279,13 +300,13 @@
     renderFacts($('config'), facts);
     const testType = /** @type {HTMLSelectElement} */ ($('test-type'));
     const types = config.webhookTypes.length ? config.webhookTypes : WEBHOOK_TYPES;
-    testType.replaceChildren(...types.map((/** @type {string} */ type) => el('option', { text: type, attrs: { value: type } })));
+    testType.replaceChildren(...types.map((type) => el('option', { text: type, attrs: { value: type } })));
   }
 
   async function loadEndpoints() {
     const note = $('endpoints-note');
     try {
-      const answer = await api('GET', `${ORG}/webhook-endpoints${query({ pageSize: '100' })}`);
+      const answer = /** @type {EndpointPage} */ (await api('GET', `${ORG}/webhook-endpoints${query({ pageSize: '100' })}`));
       state.endpoints = answer.endpoints;
       note.hidden = true;
     } catch (error) {
@@ -302,14 +323,15 @@
   }
 
   function renderEndpoints() {
-    const config = state.config || {};
+    const config = /** @type {Partial<WebhookConfig>} */ (state.config || {});
+    /** @type {(Omit<Partial<WebhookEndpoint>, 'url'> & {url?: string|null})[]} */
     const rows = state.endpoints
       ? state.endpoints
       : [{ url: config.url, isDefault: true, enabled: config.enabled, webhookTypes: config.webhookTypes || [], disabledReason: null }];
     $('endpoints-table')
       .querySelector('tbody')
       ?.replaceChildren(
-        ...rows.map((/** @type {any} */ endpoint) =>
+        ...rows.map((endpoint) =>
           el('tr', {}, [
             cell('URL', endpoint.url || 'not set', 'url'),
             cell('Default', endpoint.isDefault ? 'yes' : 'no'),
@@ -326,7 +348,7 @@
     const current = select.value;
     select.replaceChildren(
       el('option', { text: 'any', attrs: { value: '' } }),
-      ...(state.endpoints || []).map((/** @type {any} */ endpoint) =>
+      ...(state.endpoints || []).map((endpoint) =>
         el('option', { text: endpoint.isDefault ? `${endpoint.url} (default)` : endpoint.url, attrs: { value: endpoint.id } }),
       ),
     );
@@ -340,7 +362,7 @@
   function filters() {
     const form = /** @type {HTMLFormElement} */ ($('filter-form'));
     const data = new FormData(form);
-    const value = (/** @type {string} */ name) => String(data.get(name) || '');
+    const value = (/** @type {string} */ name) => formText(data, name);
     return {
       status: value('status'),
       webhookType: value('webhookType'),
@@ -355,13 +377,12 @@
     const f = filters();
     const pageKey = state.pageKeys[state.pageKeys.length - 1];
     try {
-      const answer = await api(
-        'GET',
-        `${ORG}/webhooks${query({ status: f.status, endpointId: f.endpointId, pageSize: f.pageSize, pageKey })}`,
+      const answer = /** @type {WebhookPage} */ (
+        await api('GET', `${ORG}/webhooks${query({ status: f.status, endpointId: f.endpointId, pageSize: f.pageSize, pageKey })}`)
       );
       state.nextPageKey = answer.nextPageKey;
       /** @type {WebhookSummary[]} */
-      const shown = answer.webhooks.filter((/** @type {WebhookSummary} */ w) => {
+      const shown = answer.webhooks.filter((w) => {
         if (f.webhookType && w.webhookType !== f.webhookType) return false;
         const created = new Date(w.createdAtUtc);
         if (f.since && created < f.since) return false;
@@ -413,7 +434,7 @@
       row.classList.toggle('selected', /** @type {HTMLElement} */ (row).dataset.id === id);
     }
     try {
-      const webhook = await api('GET', `${ORG}/webhooks/${encodeURIComponent(id)}`);
+      const webhook = /** @type {WebhookDetail} */ (await api('GET', `${ORG}/webhooks/${encodeURIComponent(id)}`));
       renderWebhook(webhook);
       const detail = $('detail');
       detail.hidden = false;
@@ -423,7 +444,7 @@
     }
   }
 
-  /** @param {any} webhook */
+  /** @param {WebhookDetail} webhook */
   function renderWebhook(webhook) {
     $('detail-title').textContent = `Webhook ${webhook.id}`;
     /** @type {[string, string|Node][]} */
@@ -439,7 +460,7 @@
     if (webhook.eventId) facts.push(['Event', webhook.eventId]);
     renderFacts($('detail-facts'), facts);
 
-    const items = webhook.attempts.map((/** @type {any} */ attempt) => {
+    const items = webhook.attempts.map((attempt) => {
       const ok = attempt.responseStatus !== null && attempt.responseStatus >= 200 && attempt.responseStatus < 300 && !attempt.error;
       const parts = [
         `Attempt ${attempt.attempt}`,
@@ -469,18 +490,18 @@
     const button = /** @type {HTMLButtonElement} */ ($('redeliver'));
     button.disabled = true;
     try {
-      const before = await api('GET', `${ORG}/webhooks/${encodeURIComponent(id)}`);
+      const before = /** @type {WebhookDetail} */ (await api('GET', `${ORG}/webhooks/${encodeURIComponent(id)}`));
       await api('POST', `${ORG}/webhooks/${encodeURIComponent(id)}/redeliver`);
       say(`Webhook ${id} queued for redelivery.`);
       const deadline = Date.now() + REDELIVER_WATCH_MS;
       const watch = async () => {
         if (state.selectedId !== id || !state.key) return;
-        const now = await api('GET', `${ORG}/webhooks/${encodeURIComponent(id)}`);
+        const now = /** @type {WebhookDetail} */ (await api('GET', `${ORG}/webhooks/${encodeURIComponent(id)}`));
         renderWebhook(now);
         // The service records an attempt as it starts and fills in the answer when it ends.
         const latest = now.attempts[now.attempts.length - 1];
         const answered = latest && (latest.responseStatus !== null || latest.durationMs > 0);
-        const succeeded = answered && latest.responseStatus >= 200 && latest.responseStatus < 300;
+        const succeeded = answered && latest.responseStatus !== null && latest.responseStatus >= 200 && latest.responseStatus < 300;
         // A success is shown once the webhook's status says so too (it is written just after).
         const settled = answered && (!succeeded || now.status === 'succeeded');
         if (now.attempts.length > before.attempts.length && settled) {
@@ -505,7 +526,9 @@
     event.preventDefault();
     const webhookType = /** @type {HTMLSelectElement} */ ($('test-type')).value;
     try {
-      const answer = await api('POST', `${ORG}/webhook-config/test`, { body: webhookType ? { webhookType } : {} });
+      const answer = /** @type {{id: string}} */ (
+        await api('POST', `${ORG}/webhook-config/test`, { body: webhookType ? { webhookType } : {} })
+      );
       say(`Test webhook ${answer.id} queued: see it in the delivery log.`);
     } catch (error) {
       say(`Test send refused: ${describe(error)}`, true);
@@ -519,7 +542,9 @@
     const result = $('rotate-result');
     result.hidden = true;
     try {
-      const answer = await api('POST', `${ORG}/webhook-config/rotate-secret`, { body: { previousSecretValidSeconds: seconds } });
+      const answer = /** @type {{sharedSecret?: string, previousSecretExpiresAtUtc: string|null}} */ (
+        await api('POST', `${ORG}/webhook-config/rotate-secret`, { body: { previousSecretValidSeconds: seconds } })
+      );
       /** @type {HTMLInputElement} */ ($('new-secret')).value = answer.sharedSecret || '';
       result.hidden = !answer.sharedSecret;
       say(`Secret rotated; the previous one stays valid until ${shortTime(answer.previousSecretExpiresAtUtc)} UTC.`);
@@ -535,17 +560,17 @@
     event.preventDefault();
     const form = /** @type {HTMLFormElement} */ ($('replay-form'));
     const data = new FormData(form);
-    const since = fromLocalInput(String(data.get('since') || ''));
-    const until = fromLocalInput(String(data.get('until') || ''));
+    const since = fromLocalInput(formText(data, 'since'));
+    const until = fromLocalInput(formText(data, 'until'));
     if (!since) {
       say('Choose the start of the time range to replay.', true);
       return;
     }
     /** @type {Record<string, unknown>} */
-    const body = { since: utc(since), status: String(data.get('status') || 'failed') };
+    const body = { since: utc(since), status: formText(data, 'status') || 'failed' };
     if (until) body.until = utc(until);
     try {
-      const answer = await api('POST', `${ORG}/webhooks/replay`, { body });
+      const answer = /** @type {{count: number}} */ (await api('POST', `${ORG}/webhooks/replay`, { body }));
       say(`${answer.count} webhook(s) queued for replay.`);
       void loadLog();
     } catch (error) {
@@ -564,7 +589,9 @@
     const note = $('stats-note');
     const since = new Date(Date.now() - 24 * 3600 * 1000);
     try {
-      const answer = await api('GET', `${ORG}/webhooks/stats${query({ since: utc(since), bucket: '1h' })}`);
+      const answer = /** @type {{buckets?: StatsBucket[]}} */ (
+        await api('GET', `${ORG}/webhooks/stats${query({ since: utc(since), bucket: '1h' })}`)
+      );
       note.hidden = true;
       renderChart(answer.buckets || []);
     } catch (error) {
@@ -583,9 +610,9 @@
     }
   }
 
-  /** @param {{startUtc: string, succeeded: number, failed: number, retried: number, p50Ms: number|null, p99Ms: number|null}[]} buckets */
+  /** @param {StatsBucket[]} buckets */
   function renderChart(buckets) {
-    const uPlot = /** @type {any} */ (window).uPlot;
+    const uPlot = /** @type {{uPlot?: ChartConstructor}} */ (/** @type {unknown} */ (window)).uPlot;
     const container = $('chart');
     if (state.chart) state.chart.destroy();
     container.replaceChildren();
