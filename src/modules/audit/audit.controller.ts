@@ -36,7 +36,7 @@ export class AuditController {
   @ApiOperation({ summary: 'Audit log of the organization, newest first' })
   async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: PageQueryDto): Promise<AuditLogPageDto> {
     const page = await this.audit.page(key.organizationId, query.pageSize, query.pageKey);
-    return { entries: page.items.map(AuditEntryDto.from), nextPageKey: page.nextPageKey };
+    return { entries: page.items.map((entry) => AuditEntryDto.from(entry)), nextPageKey: page.nextPageKey };
   }
 
   @Get('verify')

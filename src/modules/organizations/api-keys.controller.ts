@@ -18,7 +18,7 @@ export class ApiKeysController {
   @ApiOperation({ summary: "List the organization's API keys (never their secrets)" })
   async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: PageQueryDto): Promise<ApiKeyPageDto> {
     const page = await this.organizations.listApiKeys(key.organizationId, query.pageSize, query.pageKey);
-    return { apiKeys: page.items.map(ApiKeyDto.from), nextPageKey: page.nextPageKey };
+    return { apiKeys: page.items.map((apiKey) => ApiKeyDto.from(apiKey)), nextPageKey: page.nextPageKey };
   }
 
   @Post()

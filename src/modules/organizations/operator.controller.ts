@@ -26,7 +26,7 @@ export class OperatorController {
   @ApiOperation({ summary: 'List organizations' })
   async list(@Query() query: PageQueryDto): Promise<OrganizationPageDto> {
     const page = await this.organizations.listOrganizations(query.pageSize, query.pageKey);
-    return { organizations: page.items.map(OrganizationDto.from), nextPageKey: page.nextPageKey };
+    return { organizations: page.items.map((organization) => OrganizationDto.from(organization)), nextPageKey: page.nextPageKey };
   }
 
   @Post(':organizationId/api-keys')

@@ -27,6 +27,6 @@ export class BalancesController {
     @Query() query: NftBalancesQueryDto,
   ): Promise<NftBalancesPageDto> {
     const page = await this.balances.walletBalances(key.organizationId, walletId, query);
-    return { nftTokenBalances: page.items.map(NftTokenBalanceDto.from), nextPageKey: page.nextPageKey };
+    return { nftTokenBalances: page.items.map((balance) => NftTokenBalanceDto.from(balance)), nextPageKey: page.nextPageKey };
   }
 }

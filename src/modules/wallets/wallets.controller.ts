@@ -28,7 +28,7 @@ export class WalletsController {
   @ApiOkResponse({ type: WalletPageDto })
   async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: PageQueryDto): Promise<WalletPageDto> {
     const page = await this.wallets.list(key.organizationId, query.pageSize, query.pageKey);
-    return { wallets: page.items.map(WalletDto.from), nextPageKey: page.nextPageKey };
+    return { wallets: page.items.map((wallet) => WalletDto.from(wallet)), nextPageKey: page.nextPageKey };
   }
 
   @Get(':walletId')
