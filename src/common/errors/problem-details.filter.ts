@@ -48,12 +48,17 @@ function describeHttpException(exception: HttpException, req: Request): { code: 
   const body = exception.getResponse();
   const custom = typeof body === 'object' && body !== null ? (body as { code?: unknown; message?: unknown }) : {};
   if (typeof custom.code === 'string') {
-    return { code: custom.code, detail: String(custom.message ?? exception.message) };
+    return { code: custom.code, detail: typeof custom.message === 'string' ? custom.message : exception.message };
   }
   if (status === 404 && /^Cannot [A-Z]+ /.test(exception.message)) {
     return { code: 'ROUTE_NOT_FOUND', detail: `No route for ${req.method} ${req.path}.` };
   }
-  const message = Array.isArray(custom.message) ? custom.message.join('; ') : String(custom.message ?? exception.message);
+  // Nest's exceptions carry a string, or a list of strings from validation.
+  const message = Array.isArray(custom.message)
+    ? custom.message.join('; ')
+    : typeof custom.message === 'string'
+      ? custom.message
+      : exception.message;
   return { code: STATUS_CODE_NAMES[status] ?? `HTTP_${status}`, detail: message };
 }
 
