@@ -145,6 +145,7 @@ export function checkWebhookUrl(url: string, policy: WebhookUrlPolicy): string |
   if (url.length === 0) return 'must not be empty';
   if (url.length > MAX_WEBHOOK_URL_LENGTH) return `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
   // The URL parser would quietly drop or encode these, so the URL used would differ from the one saved.
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   if (/[\s\u0000-\u001f\u007f]/.test(url)) return 'must not contain spaces or control characters';
   // The parser also accepts "https:example.com"; require the usual absolute form.
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return 'must be an absolute http or https URL';

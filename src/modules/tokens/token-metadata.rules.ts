@@ -34,6 +34,7 @@ export function emptyMetadata(): TokenMetadata {
   return Object.fromEntries(METADATA_FIELDS.map((field) => [field, null])) as TokenMetadata;
 }
 
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const HAS_WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f]/;
 const CONTENT_ADDRESSED = /^(ipfs|ar):\/\/[^/?#]+/i;
 // data:[<mediatype>][;param=value]*[;base64],<data>
@@ -46,6 +47,7 @@ const DATA_URI = /^data:([a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+)?(;[a-z0-9!#$&^_
  */
 export function isMetadataUrl(value: unknown): value is string {
   if (typeof value !== 'string' || value.length === 0 || value.length > METADATA_TEXT_MAX_LENGTH) return false;
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   if (/^data:/i.test(value)) return DATA_URI.test(value) && !/[\u0000-\u001f\u007f]/.test(value);
   if (HAS_WHITESPACE_OR_CONTROL.test(value)) return false;
   if (CONTENT_ADDRESSED.test(value)) return true;
