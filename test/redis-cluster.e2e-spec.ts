@@ -55,7 +55,11 @@ describe('webhook delivery on a Redis Cluster', () => {
     expect(received[1].body.id).toBe(received[0].body.id);
     expect(received.map((w) => w.headers['x-service-webhook-attempt'])).toEqual(['1', '2']);
     await waitUntil(
-      () => t.http().get(`${WEBHOOKS_PATH}/${received[0].body.id}`).set(bearer(org.adminKey)),
+      () =>
+        t
+          .http()
+          .get(`${WEBHOOKS_PATH}/${received[0].body.id as string}`)
+          .set(bearer(org.adminKey)),
       (res) => res.body.status === 'succeeded',
     );
   });

@@ -65,7 +65,15 @@ describe('transactions: POST /v1/transactions/batch', () => {
           createdAtUtc: expect.stringMatching(UTC_TIMESTAMP),
         });
         // Each item is its own transaction, readable like any other.
-        expect((await t.http().get(`/v1/transactions/${tx.id}`).set(api.auth).expect(200)).body).toEqual(tx);
+        expect(
+          (
+            await t
+              .http()
+              .get(`/v1/transactions/${tx.id as string}`)
+              .set(api.auth)
+              .expect(200)
+          ).body,
+        ).toEqual(tx);
         const events = await eventsFor(t, tx.id as string);
         expect(events.map((e) => [e.webhook_type, e.resource_type, e.action, e.changes])).toEqual([
           ['transaction', 'Transaction', 'create', null],

@@ -124,7 +124,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   const nodeEnv = (NODE_ENVS as readonly string[]).includes(rawNodeEnv) ? (rawNodeEnv as NodeEnv) : 'production';
   const production = nodeEnv === 'production';
-  const isSet = (name: string) => env[name] !== undefined && env[name]!.trim() !== '';
+  const isSet = (name: string) => env[name] !== undefined && env[name].trim() !== '';
 
   const str = (name: string, fallback: string): string => {
     const value = env[name];

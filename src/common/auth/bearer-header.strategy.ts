@@ -22,7 +22,7 @@ export class BearerHeaderStrategy extends Strategy {
     }
     this.verify(match[1], (error, user) => {
       if (error) this.error(error as Error);
-      else if (user) this.success(user as Express.User);
+      else if (user) this.success(user);
       else this.fail('Bearer error="invalid_token"', 401);
     });
   }
