@@ -30,6 +30,12 @@ export default defineConfig(
       // Passing on a caught rejection (typed unknown) is forwarding, not inventing a non-Error
       // reason; only-throw-error allows the same for `throw` by default.
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
+      // A leading underscore marks a name left unused on purpose (a parameter an interface
+      // imposes, a field split off with a rest pattern).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
     },
   },
   {

@@ -9,8 +9,6 @@ import { configureApp } from '../../src/configure-app';
 
 export const OPERATOR_KEY = 'test-operator-key-0123456789abcdef';
 
-let appCounter = 0;
-
 export interface TestApp {
   app: INestApplication;
   config: AppConfig;
@@ -24,7 +22,6 @@ export interface TestApp {
 export function testEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   const databaseUrl = process.env.TEST_DATABASE_URL;
   if (!databaseUrl) throw new Error('TEST_DATABASE_URL is not set: run the e2e suites through jest (global setup).');
-  appCounter += 1;
   return {
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,

@@ -23,7 +23,6 @@ export function createRedisConnection(config: RedisSettings, name: string, overr
     ...overrides,
   };
   if (config.redisClusterNodes === null) return new Redis(config.redisUrl, options);
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
   const { lazyConnect, enableOfflineQueue, retryStrategy: _nodeRetry, ...nodeOptions } = options;
   return new Cluster(config.redisClusterNodes, {
     lazyConnect,
