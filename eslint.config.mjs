@@ -40,10 +40,11 @@ export default defineConfig(
   },
   {
     // Tests, benchmarks and drills read HTTP answers whose bodies are `any` (supertest's
-    // `res.body`, JSON from receivers); typing every body would only restate the assertion that
-    // follows. The promise rules above still apply to them.
-    files: ['test/**/*.ts', 'bench/**/*.ts', '**/*.spec.ts', 'examples/**/*.spec.ts'],
+    // `res.body`, JSON from receivers, the OpenAPI document walked by shape); typing every body
+    // would only restate the assertion that follows. The promise rules above still apply to them.
+    files: ['test/**/*.ts', 'bench/**/*.ts', '**/*.spec.ts'],
     rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',
