@@ -7,6 +7,7 @@ import { Migration20261122040000WebhookDelivery } from './Migration2026112204000
 import { Migration20261123100000AuditChain } from './Migration20261123100000AuditChain';
 import { Migration20261123110000WebhookSecretRotation } from './Migration20261123110000WebhookSecretRotation';
 import { Migration20261123200000WebhookEndpoints } from './Migration20261123200000WebhookEndpoints';
+import { Migration20261123210000WebhookStats } from './Migration20261123210000WebhookStats';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261123100000AuditChain', class: Migration20261123100000AuditChain },
   { name: 'Migration20261123110000WebhookSecretRotation', class: Migration20261123110000WebhookSecretRotation },
   { name: 'Migration20261123200000WebhookEndpoints', class: Migration20261123200000WebhookEndpoints },
+  { name: 'Migration20261123210000WebhookStats', class: Migration20261123210000WebhookStats },
 ];

@@ -13,6 +13,9 @@ import { WebhookDeliveryService } from './webhook-delivery.service';
 import { registerOutboxLagSampler, registerQueueDepthSampler } from './webhook-metrics';
 import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
 import { WebhookReconciler } from './webhook-reconciler.service';
+import { WebhookStatsController } from './webhook-stats.controller';
+import { WebhookStatsReader } from './webhook-stats.reader';
+import { WebhookStatsService } from './webhook-stats.service';
 import { WebhookProcessor } from './webhook.processor';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksService } from './webhooks.service';
@@ -61,8 +64,9 @@ export class WebhooksModule {
         WebhookConfigModule,
         AuditModule,
       ],
-      controllers: [WebhooksController],
-      providers: [WebhooksService, WebhookMetricsSampler, ...workerProviders],
+      // WebhookStatsController first: its `webhooks/stats` must be matched before `webhooks/:webhookId`.
+      controllers: [WebhookStatsController, WebhooksController],
+      providers: [WebhooksService, WebhookStatsService, WebhookStatsReader, WebhookMetricsSampler, ...workerProviders],
     };
   }
 }
