@@ -1,0 +1,263 @@
+/**
+ * `npm run bench:stats`: the delivery statistics query (GET …/webhooks/stats) at scale. Fills a
+ * fresh database with 1,000,000 webhooks of one organization over the last 24 hours (plus other
+ * organizations' webhooks interleaved in time, as they arrive in production) with a realistic mix
+ * of statuses, attempts and latencies, then runs the service's own statement (webhookStatsSql,
+ * which WebhookStatsReader sends) under EXPLAIN (ANALYZE, BUFFERS) for the portal's 24 h of hourly
+ * buckets and for 24 h of minute buckets, and times WebhookStatsReader itself.
+ *
+ * Baselines in the same run, on the same data:
+ *   - "without the index": the same statement with webhook_delivery_stats_index dropped inside a
+ *     transaction that is rolled back, i.e. the schema before its migration;
+ *   - "GROUP BY": the same aggregation written as one GROUP BY over the window (no empty buckets),
+ *     the obvious alternative to one range scan per bucket.
+ * And "after churn": the hourly query again once the last hour's rows were updated as delivery
+ * does (pending → succeeded), before autovacuum marks their pages all-visible.
+ *
+ * Runs on a fresh database it drops at the end (BENCH_KEEP_DB=1 keeps it). Options:
+ * BENCH_STATS_ROWS (1000000), BENCH_STATS_OTHER_ROWS (300000, spread over 5 organizations),
+ * BENCH_STATS_RUNS (5), BENCH_DATABASE_BASE_URL.
+ */
+import { MikroORM } from '@mikro-orm/postgresql';
+import { Client } from 'pg';
+import { loadConfig } from '../src/config/app-config';
+import { ensureDatabase } from '../src/database/database-url';
+import { runMigrations } from '../src/database/migrate';
+import { buildOrmOptions } from '../src/database/mikro-orm.options';
+import { WebhookStatsReader, webhookStatsSql, StatsQuery } from '../src/modules/webhooks/webhook-stats.reader';
+import { resolveStatsWindow, StatsBucketSize } from '../src/modules/webhooks/webhook-stats.rules';
+
+const env = process.env;
+const ROWS = Number(env.BENCH_STATS_ROWS ?? 1_000_000);
+const OTHER_ROWS = Number(env.BENCH_STATS_OTHER_ROWS ?? 300_000);
+const OTHER_ORGS = 5;
+const RUNS = Number(env.BENCH_STATS_RUNS ?? 5);
+const log = (message: string) => process.stderr.write(`[stats ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
+const round1 = (value: number) => Math.round(value * 10) / 10;
+
+/**
+ * One day of webhooks ending now, every organization's interleaved in creation order. The mix of
+ * the measured organization: 94 % delivered at the first attempt (20 ms + an exponential tail,
+ * mean 100 ms), 3 % after 2 to 4 attempts (the 5 s, 30 s, 2 m retry delays added), 1 % failed,
+ * 2 % pending in their retry schedule; 30 % go to three extra endpoints. The body is a realistic
+ * 230 bytes, so reading the heap costs what it costs in production.
+ */
+async function fill(db: Client, organizationId: string, others: string[]): Promise<void> {
+  const started = Date.now();
+  const total = ROWS + OTHER_ROWS;
+  // Which rows belong to the measured organization: ROWS of every `total`, spread evenly.
+  await db.query(
+    `insert into webhook_delivery (id, created_at, organization_id, event_id, endpoint_id, webhook_type, resource_type, resource_id,
+       action, payload, event_created_at, status, attempt_count, cycle_start_attempt, last_attempt_at, next_attempt_at,
+       last_response_status, succeeded_at)
+     select id, created_at, org, id, endpoint, 'transaction', 'Transaction', gen_random_uuid(), 'create',
+            '{"organizationId":"' || org || '","action":"create","id":"' || id || '","resourceId":"' || gen_random_uuid()
+              || '","resourceType":"Transaction","createdAtUtc":"' || created_at || '","changes":null}',
+            created_at, status, attempts, 0, created_at + latency, case when status = 'pending' then now() + interval '1 minute' end,
+            case when status = 'succeeded' then 200 else 503 end,
+            case when status = 'succeeded' then created_at + latency end
+       from (
+         select gen_random_uuid() as id,
+                now() - interval '24 hours' + (i * (86400.0 / $1::int)) * interval '1 second' as created_at,
+                case when (i::bigint * $2::int / $1::int) <> ((i - 1)::bigint * $2::int / $1::int) then $3::uuid
+                     else ($4::uuid[])[1 + i % $5::int] end as org,
+                random() as r, random() as r2, random() as r3, random() as r4
+           from generate_series(1, $1::int) i
+       ) g,
+       lateral (
+         select case when r < 0.94 then 'succeeded' when r < 0.97 then 'succeeded' when r < 0.98 then 'failed' else 'pending' end as status,
+                case when r < 0.94 then 1 when r < 0.97 then 2 + floor(r2 * 3)::int when r < 0.98 then 1 + floor(r2 * 11)::int
+                     else 1 + floor(r2 * 8)::int end as attempts,
+                case when r3 < 0.7 then org::uuid else ('00000000-0000-7000-8000-00000000000' || (1 + floor(r3 * 3)::int))::uuid end as endpoint
+       ) s,
+       lateral (
+         select (20 + (-ln(1 - r4) * 80) + case when r >= 0.94 and r < 0.97
+                   then (array[5000, 35000, 155000])[attempts - 1] else 0 end) * interval '1 millisecond' as latency
+       ) l`,
+    [total, ROWS, organizationId, others, others.length],
+  );
+  log(`filled ${total} rows in ${Math.round((Date.now() - started) / 1000)} s; vacuum analyze…`);
+  await db.query('vacuum analyze webhook_delivery');
+  const counts = await db.query(
+    `select organization_id = $1 as measured, status, count(*)::int as n from webhook_delivery group by 1, 2 order by 1 desc, 2`,
+    [organizationId],
+  );
+  log(`rows: ${counts.rows.map((r) => `${r.measured ? 'org' : 'others'} ${r.status} ${r.n}`).join(', ')}`);
+}
+
+interface Explained {
+  execMs: number;
+  planningMs: number;
+  plan: string;
+}
+
+async function explain(db: Client, sql: string, bindings: unknown[]): Promise<Explained> {
+  const result = await db.query(`explain (analyze, buffers) ${sql}`, bindings);
+  const plan = result.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+  return {
+    execMs: Number(/Execution Time: ([\d.]+)/.exec(plan)?.[1]),
+    planningMs: Number(/Planning Time: ([\d.]+)/.exec(plan)?.[1]),
+    plan,
+  };
+}
+
+/** The figures a reader of the plan looks for first. */
+function summarize(plan: string) {
+  const nodes = [...plan.matchAll(/^\s*(?:->\s+)?(.+?)\s+\(cost=/gm)].map((m) => m[1]);
+  const buffers = /Buffers: shared( hit=(\d+))?( read=(\d+))?/.exec(plan);
+  return {
+    nodes: [...new Set(nodes)],
+    sharedHit: Number(buffers?.[2] ?? 0),
+    sharedRead: Number(buffers?.[4] ?? 0),
+    heapFetches: [...plan.matchAll(/Heap Fetches: (\d+)/g)].reduce((n, m) => n + Number(m[1]), 0),
+    jit: /JIT:/.test(plan),
+  };
+}
+
+/** The same aggregation as one GROUP BY over the window: what one range scan per bucket replaces. */
+function groupBySql(query: StatsQuery): { sql: string; bindings: unknown[] } {
+  const native = webhookStatsSql(query);
+  const [, , width, organizationId, since, , until] = native.bindings;
+  const latency = `greatest(extract(epoch from succeeded_at - created_at) * 1000, 0)::float8`;
+  return {
+    sql: `select date_bin($1::interval, created_at, timestamptz '1970-01-01 00:00:00+00') as start_utc,
+                 count(*) filter (where status = 'succeeded')::int as succeeded,
+                 count(*) filter (where status = 'failed')::int as failed,
+                 count(*) filter (where attempt_count > 1)::int as retried,
+                 round(percentile_cont(0.5) within group (order by ${latency}) filter (where status = 'succeeded')) as p50_ms,
+                 round(percentile_cont(0.99) within group (order by ${latency}) filter (where status = 'succeeded')) as p99_ms
+            from webhook_delivery
+           where organization_id = $2 and created_at >= $3::timestamptz and created_at < $4::timestamptz
+           group by 1 order by 1`,
+    bindings: [width, organizationId, since, until],
+  };
+}
+
+async function main(): Promise<void> {
+  const base = new URL(env.BENCH_DATABASE_BASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
+  base.pathname = `/nftw_stats_${Date.now().toString(36)}`;
+  const databaseUrl = base.toString();
+  await ensureDatabase(databaseUrl);
+  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ DATABASE_URL: databaseUrl })));
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  const result: Record<string, unknown> = { rows: ROWS, otherRows: OTHER_ROWS, runs: RUNS };
+  const plans: string[] = [];
+  try {
+    await runMigrations(orm, databaseUrl);
+    const orgs = (
+      await db.query(
+        `insert into organization (id, created_at, name) select gen_random_uuid(), now(), 'stats ' || n from generate_series(0, $1::int) n returning id`,
+        [OTHER_ORGS],
+      )
+    ).rows.map((r) => r.id as string);
+    const [organizationId, ...others] = orgs;
+    await fill(db, organizationId, others);
+    result.tableMb = Math.round(Number((await db.query(`select pg_table_size('webhook_delivery') as n`)).rows[0].n) / 1048576);
+    result.statsIndexMb = Math.round(Number((await db.query(`select pg_relation_size('webhook_delivery_stats_index') as n`)).rows[0].n) / 1048576);
+
+    const knex = orm.em.getKnex();
+    const reader = new WebhookStatsReader(orm.em.fork());
+    const scenarios: Record<string, unknown>[] = [];
+
+    async function measure(label: string, sql: string, bindings: unknown[], timeReader?: StatsQuery): Promise<Record<string, unknown>> {
+      const runs: Explained[] = [];
+      for (let i = 0; i < RUNS; i += 1) runs.push(await explain(db, sql, bindings));
+      const wall: number[] = [];
+      let buckets = 0;
+      if (timeReader) {
+        for (let i = 0; i < RUNS; i += 1) {
+          const started = performance.now();
+          buckets = (await reader.buckets(timeReader)).length;
+          wall.push(performance.now() - started);
+        }
+      }
+      const last = runs[runs.length - 1];
+      const row = {
+        scenario: label,
+        execMs: round1(median(runs.map((r) => r.execMs))),
+        planningMs: round1(median(runs.map((r) => r.planningMs))),
+        ...(timeReader ? { readerCallMs: round1(median(wall)), buckets } : {}),
+        ...summarize(last.plan),
+      };
+      log(JSON.stringify(row));
+      plans.push(`-- ${label}\n${last.plan}`);
+      scenarios.push(row);
+      return row;
+    }
+
+    const now = new Date();
+    const queries = Object.fromEntries(
+      (['1h', '1m'] as StatsBucketSize[]).map((bucket) => [bucket, { organizationId, window: resolveStatsWindow({ bucket }, now) } as StatsQuery]),
+    ) as Record<StatsBucketSize, StatsQuery>;
+    const native = (query: StatsQuery) => {
+      const { sql, bindings } = webhookStatsSql(query);
+      return knex.raw(sql, bindings).toSQL().toNative();
+    };
+
+    for (const bucket of ['1h', '1m'] as const) {
+      const { sql, bindings } = native(queries[bucket]);
+      await measure(`service query, 24 h of ${bucket} buckets`, sql, [...bindings], queries[bucket]);
+    }
+    for (const bucket of ['1h', '1m'] as const) {
+      const { sql, bindings } = groupBySql(queries[bucket]);
+      await measure(`GROUP BY over the window, ${bucket} buckets (same index)`, sql, bindings);
+    }
+    // The schema before the migration, on the same data: dropped and restored by a rollback.
+    await db.query('begin');
+    try {
+      await db.query('drop index webhook_delivery_stats_index');
+      for (const bucket of ['1h', '1m'] as const) {
+        const { sql, bindings } = native(queries[bucket]);
+        await measure(`service query without the stats index, ${bucket} buckets`, sql, [...bindings]);
+      }
+    } finally {
+      await db.query('rollback');
+    }
+    // Delivery keeps updating the newest rows: their pages are not all-visible until autovacuum runs.
+    const churned = await db.query(
+      `update webhook_delivery set status = 'succeeded', succeeded_at = created_at + interval '80 milliseconds', next_attempt_at = null
+        where organization_id = $1 and created_at >= now() - interval '1 hour' and status = 'pending'`,
+      [organizationId],
+    );
+    await db.query(
+      `update webhook_delivery set last_response_status = 200
+        where organization_id = $1 and created_at >= now() - interval '1 hour' and random() < 0.2`,
+      [organizationId],
+    );
+    log(`churn: ${churned.rowCount} pending rows of the last hour delivered, 20 % of the hour's rows touched`);
+    {
+      const { sql, bindings } = native(queries['1h']);
+      await measure('service query after churn of the last hour (before autovacuum), 1h buckets', sql, [...bindings], queries['1h']);
+    }
+
+    result.scenarios = scenarios;
+    const by = (label: string) => scenarios.find((s) => String(s.scenario).startsWith(label))!;
+    result.ratios = {
+      hourlyWithoutIndexOverService: round1(Number(by('service query without the stats index, 1h').execMs) / Number(by('service query, 24 h of 1h').execMs)),
+      minuteWithoutIndexOverService: round1(Number(by('service query without the stats index, 1m').execMs) / Number(by('service query, 24 h of 1m').execMs)),
+      hourlyGroupByOverService: round1(Number(by('GROUP BY over the window, 1h').execMs) / Number(by('service query, 24 h of 1h').execMs)),
+      minuteGroupByOverService: round1(Number(by('GROUP BY over the window, 1m').execMs) / Number(by('service query, 24 h of 1m').execMs)),
+    };
+    result.loadAverage = (await import('node:os')).loadavg().map(round1);
+  } finally {
+    await db.end();
+    await orm.close(true);
+    if (env.BENCH_KEEP_DB !== '1') {
+      const adminUrl = new URL(databaseUrl);
+      adminUrl.pathname = '/postgres';
+      const admin = new Client({ connectionString: adminUrl.toString() });
+      await admin.connect();
+      await admin.query(`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
+      await admin.end();
+    } else log(`kept ${databaseUrl}`);
+  }
+  process.stdout.write(`${plans.join('\n\n')}\n\n${JSON.stringify(result, null, 2)}\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${String(error?.stack ?? error)}\n`);
+  process.exit(1);
+});
