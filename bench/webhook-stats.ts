@@ -24,7 +24,7 @@ import { loadConfig } from '../src/config/app-config';
 import { ensureDatabase } from '../src/database/database-url';
 import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
-import { WebhookStatsReader, webhookStatsSql, StatsQuery } from '../src/modules/webhooks/webhook-stats.reader';
+import { STATS_STATEMENT_SETTINGS, StatsQuery, WebhookStatsReader, webhookStatsSql } from '../src/modules/webhooks/webhook-stats.reader';
 import { resolveStatsWindow, StatsBucketSize } from '../src/modules/webhooks/webhook-stats.rules';
 
 const env = process.env;
@@ -93,8 +93,20 @@ interface Explained {
   plan: string;
 }
 
-async function explain(db: Client, sql: string, bindings: unknown[]): Promise<Explained> {
+/**
+ * EXPLAIN ANALYZE under the settings the reader applies to its statement (STATS_STATEMENT_SETTINGS),
+ * in a transaction of its own unless the caller holds one; `settings: false` keeps the server's.
+ */
+async function explain(
+  db: Client,
+  sql: string,
+  bindings: unknown[],
+  options: { settings?: boolean; inTransaction?: boolean } = {},
+): Promise<Explained> {
+  if (!options.inTransaction) await db.query('begin');
+  if (options.settings !== false) for (const setting of STATS_STATEMENT_SETTINGS) await db.query(setting);
   const result = await db.query(`explain (analyze, buffers) ${sql}`, bindings);
+  if (!options.inTransaction) await db.query('commit');
   const plan = result.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
   return {
     execMs: Number(/Execution Time: ([\d.]+)/.exec(plan)?.[1]),
@@ -120,14 +132,13 @@ function summarize(plan: string) {
 function groupBySql(query: StatsQuery): { sql: string; bindings: unknown[] } {
   const native = webhookStatsSql(query);
   const [, , width, organizationId, since, , until] = native.bindings;
-  const latency = `greatest(extract(epoch from succeeded_at - created_at) * 1000, 0)::float8`;
   return {
     sql: `select date_bin($1::interval, created_at, timestamptz '1970-01-01 00:00:00+00') as start_utc,
                  count(*) filter (where status = 'succeeded')::int as succeeded,
                  count(*) filter (where status = 'failed')::int as failed,
                  count(*) filter (where attempt_count > 1)::int as retried,
-                 round(percentile_cont(0.5) within group (order by ${latency}) filter (where status = 'succeeded')) as p50_ms,
-                 round(percentile_cont(0.99) within group (order by ${latency}) filter (where status = 'succeeded')) as p99_ms
+                 percentile_cont(array[0.5, 0.99]) within group (order by greatest(date_part('epoch', succeeded_at - created_at) * 1000, 0))
+                   filter (where status = 'succeeded') as percentiles
             from webhook_delivery
            where organization_id = $2 and created_at >= $3::timestamptz and created_at < $4::timestamptz
            group by 1 order by 1`,
@@ -156,15 +167,23 @@ async function main(): Promise<void> {
     const [organizationId, ...others] = orgs;
     await fill(db, organizationId, others);
     result.tableMb = Math.round(Number((await db.query(`select pg_table_size('webhook_delivery') as n`)).rows[0].n) / 1048576);
-    result.statsIndexMb = Math.round(Number((await db.query(`select pg_relation_size('webhook_delivery_stats_index') as n`)).rows[0].n) / 1048576);
+    result.statsIndexMb = Math.round(
+      Number((await db.query(`select pg_relation_size('webhook_delivery_stats_index') as n`)).rows[0].n) / 1048576,
+    );
 
     const knex = orm.em.getKnex();
     const reader = new WebhookStatsReader(orm.em.fork());
     const scenarios: Record<string, unknown>[] = [];
 
-    async function measure(label: string, sql: string, bindings: unknown[], timeReader?: StatsQuery): Promise<Record<string, unknown>> {
+    async function measure(
+      label: string,
+      sql: string,
+      bindings: unknown[],
+      options: { timeReader?: StatsQuery; settings?: boolean; inTransaction?: boolean } = {},
+    ): Promise<Record<string, unknown>> {
+      const { timeReader } = options;
       const runs: Explained[] = [];
-      for (let i = 0; i < RUNS; i += 1) runs.push(await explain(db, sql, bindings));
+      for (let i = 0; i < RUNS; i += 1) runs.push(await explain(db, sql, bindings, options));
       const wall: number[] = [];
       let buckets = 0;
       if (timeReader) {
@@ -189,9 +208,8 @@ async function main(): Promise<void> {
     }
 
     const now = new Date();
-    const queries = Object.fromEntries(
-      (['1h', '1m'] as StatsBucketSize[]).map((bucket) => [bucket, { organizationId, window: resolveStatsWindow({ bucket }, now) } as StatsQuery]),
-    ) as Record<StatsBucketSize, StatsQuery>;
+    const queryFor = (bucket: StatsBucketSize): StatsQuery => ({ organizationId, window: resolveStatsWindow({ bucket }, now) });
+    const queries: Record<StatsBucketSize, StatsQuery> = { '1h': queryFor('1h'), '1m': queryFor('1m') };
     const native = (query: StatsQuery) => {
       const { sql, bindings } = webhookStatsSql(query);
       return knex.raw(sql, bindings).toSQL().toNative();
@@ -199,7 +217,11 @@ async function main(): Promise<void> {
 
     for (const bucket of ['1h', '1m'] as const) {
       const { sql, bindings } = native(queries[bucket]);
-      await measure(`service query, 24 h of ${bucket} buckets`, sql, [...bindings], queries[bucket]);
+      await measure(`service query, 24 h of ${bucket} buckets`, sql, [...bindings], { timeReader: queries[bucket] });
+    }
+    for (const bucket of ['1h', '1m'] as const) {
+      const { sql, bindings } = native(queries[bucket]);
+      await measure(`service query with the server's JIT settings, ${bucket} buckets`, sql, [...bindings], { settings: false });
     }
     for (const bucket of ['1h', '1m'] as const) {
       const { sql, bindings } = groupBySql(queries[bucket]);
@@ -209,9 +231,10 @@ async function main(): Promise<void> {
     await db.query('begin');
     try {
       await db.query('drop index webhook_delivery_stats_index');
+      for (const setting of STATS_STATEMENT_SETTINGS) await db.query(setting);
       for (const bucket of ['1h', '1m'] as const) {
         const { sql, bindings } = native(queries[bucket]);
-        await measure(`service query without the stats index, ${bucket} buckets`, sql, [...bindings]);
+        await measure(`service query without the stats index, ${bucket} buckets`, sql, [...bindings], { inTransaction: true });
       }
     } finally {
       await db.query('rollback');
@@ -230,16 +253,28 @@ async function main(): Promise<void> {
     log(`churn: ${churned.rowCount} pending rows of the last hour delivered, 20 % of the hour's rows touched`);
     {
       const { sql, bindings } = native(queries['1h']);
-      await measure('service query after churn of the last hour (before autovacuum), 1h buckets', sql, [...bindings], queries['1h']);
+      await measure('service query after churn of the last hour (before autovacuum), 1h buckets', sql, [...bindings], {
+        timeReader: queries['1h'],
+      });
     }
 
     result.scenarios = scenarios;
     const by = (label: string) => scenarios.find((s) => String(s.scenario).startsWith(label))!;
     result.ratios = {
-      hourlyWithoutIndexOverService: round1(Number(by('service query without the stats index, 1h').execMs) / Number(by('service query, 24 h of 1h').execMs)),
-      minuteWithoutIndexOverService: round1(Number(by('service query without the stats index, 1m').execMs) / Number(by('service query, 24 h of 1m').execMs)),
+      hourlyWithoutIndexOverService: round1(
+        Number(by('service query without the stats index, 1h').execMs) / Number(by('service query, 24 h of 1h').execMs),
+      ),
+      minuteWithoutIndexOverService: round1(
+        Number(by('service query without the stats index, 1m').execMs) / Number(by('service query, 24 h of 1m').execMs),
+      ),
       hourlyGroupByOverService: round1(Number(by('GROUP BY over the window, 1h').execMs) / Number(by('service query, 24 h of 1h').execMs)),
       minuteGroupByOverService: round1(Number(by('GROUP BY over the window, 1m').execMs) / Number(by('service query, 24 h of 1m').execMs)),
+      hourlyJitOverService: round1(
+        Number(by("service query with the server's JIT settings, 1h").execMs) / Number(by('service query, 24 h of 1h').execMs),
+      ),
+      minuteJitOverService: round1(
+        Number(by("service query with the server's JIT settings, 1m").execMs) / Number(by('service query, 24 h of 1m').execMs),
+      ),
     };
     result.loadAverage = (await import('node:os')).loadavg().map(round1);
   } finally {

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261123210000WebhookStats extends Migration {
-  async up(): Promise<void> {
+  up(): void {
     // Delivery statistics read one organization's webhooks by creation time, one bucket at a time.
     // Covering the columns they aggregate lets each bucket be an index-only range scan: the heap
     // (whose rows carry the payload) is visited only for pages not yet marked all-visible.
@@ -10,7 +10,7 @@ export class Migration20261123210000WebhookStats extends Migration {
         include ("status", "attempt_count", "succeeded_at", "endpoint_id");`);
   }
 
-  async down(): Promise<void> {
+  down(): void {
     this.addSql('drop index if exists "webhook_delivery_stats_index";');
   }
 }

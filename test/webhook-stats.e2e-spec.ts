@@ -58,9 +58,7 @@ describe('webhook delivery statistics (GET …/webhooks/stats)', () => {
       await waitUntil(
         () => t.http().get(`${WEBHOOKS_PATH}?pageSize=1000`).set(bearer(org.adminKey)),
         (res) =>
-          res.status === 200 &&
-          res.body.webhooks.length === count &&
-          res.body.webhooks.every((w: LoggedWebhook) => w.status !== 'pending'),
+          res.status === 200 && res.body.webhooks.length === count && res.body.webhooks.every((w: LoggedWebhook) => w.status !== 'pending'),
         30_000,
       )
     ).body.webhooks;
@@ -164,11 +162,14 @@ describe('webhook delivery statistics (GET …/webhooks/stats)', () => {
     for (const empty of buckets.slice(0, 2)) {
       expect(empty).toEqual({ startUtc: empty.startUtc, succeeded: 0, failed: 0, retried: 0, p50Ms: null, p99Ms: null });
     }
-    const totals = buckets.reduce((sum, x) => ({ succeeded: sum.succeeded + x.succeeded, failed: sum.failed + x.failed, retried: sum.retried + x.retried }), {
-      succeeded: 0,
-      failed: 0,
-      retried: 0,
-    });
+    const totals = buckets.reduce(
+      (sum, x) => ({ succeeded: sum.succeeded + x.succeeded, failed: sum.failed + x.failed, retried: sum.retried + x.retried }),
+      {
+        succeeded: 0,
+        failed: 0,
+        retried: 0,
+      },
+    );
     // Only this organization's webhooks: 5 succeeded (2 after a retry), 2 failed after 3 attempts.
     expect(totals).toEqual({ succeeded: 5, failed: 2, retried: 4 });
   });
@@ -194,7 +195,15 @@ describe('webhook delivery statistics (GET …/webhooks/stats)', () => {
     expect(buckets.reduce((n, x) => n + x.retried, 0)).toBe(4);
     for (const bucket of buckets) {
       if (bucket.succeeded > 0) expect(bucket.p99Ms).toEqual(expect.any(Number));
-      else expect(bucket).toEqual({ startUtc: bucket.startUtc, succeeded: 0, failed: bucket.failed, retried: bucket.retried, p50Ms: null, p99Ms: null });
+      else
+        expect(bucket).toEqual({
+          startUtc: bucket.startUtc,
+          succeeded: 0,
+          failed: bucket.failed,
+          retried: bucket.retried,
+          p50Ms: null,
+          p99Ms: null,
+        });
     }
   });
 

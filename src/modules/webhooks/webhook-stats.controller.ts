@@ -25,7 +25,7 @@ export class WebhookStatsController {
       'Counts the webhooks created in [`since`, `until`) (default: the 24 hours before now), in buckets of `bucket` ' +
       '(`1m` or `1h`, default `1h`) aligned in UTC, from the bucket holding `since` to the one holding the last instant ' +
       'before `until`; every bucket is present, an empty one with zeros and null latencies. A webhook is counted in the ' +
-      "bucket of its creation time (when its event was judged for the endpoint), by its status now: `succeeded` and " +
+      'bucket of its creation time (when its event was judged for the endpoint), by its status now: `succeeded` and ' +
       '`failed` count the webhooks created in the bucket that are now in that status (pending ones are in neither); ' +
       '`retried` counts those that needed more than one attempt (`attemptCount > 1`). `p50Ms` and `p99Ms` are ' +
       'percentiles (PostgreSQL percentile_cont, rounded to whole milliseconds) of the delivery latency of the ' +

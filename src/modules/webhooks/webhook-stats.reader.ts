@@ -26,26 +26,26 @@ export interface StatsQuery {
  * Every bucket is one row of `generate_series`, and each is aggregated by its own range scan of
  * webhook_delivery_stats_index (organization, created_at, covering the columns read): no row of
  * another organization or outside the window is read, an empty bucket is a row of zeros without
- * a fill step, and each percentile sorts one bucket's latencies rather than the whole window's.
- * A GROUP BY over the window would instead sort every row by bucket before aggregating, since
- * ordered-set aggregates cannot be hashed.
+ * a fill step, and the percentiles sort one bucket's latencies at a time (both from one sort)
+ * rather than the whole window's. A GROUP BY over the window would instead sort every row by
+ * bucket first, since ordered-set aggregates cannot be hashed (BENCHMARKS.md compares the two).
  *
  * Latency is succeeded_at − created_at in milliseconds, clamped at 0 because created_at and
- * succeeded_at may be written by two workers whose clocks differ slightly.
+ * succeeded_at may be written by two workers whose clocks differ slightly; date_part keeps it in
+ * double precision (extract would compute it in numeric, several times slower over a day of rows).
  */
 export function webhookStatsSql(query: StatsQuery): { sql: string; bindings: (string | number)[] } {
   const { window } = query;
   const width = `${window.bucketMs / 1000} seconds`;
   const lastBucket = window.firstBucket + BigInt(window.bucketCount - 1) * BigInt(window.bucketMs) * 1000n;
-  const latency = `greatest(extract(epoch from d.succeeded_at - d.created_at) * 1000, 0)::float8`;
-  const sql = `select b.start as start_utc, s.succeeded, s.failed, s.retried, s.p50_ms, s.p99_ms
+  const sql = `select b.start as start_utc, s.succeeded, s.failed, s.retried, round(s.percentiles[1]) as p50_ms, round(s.percentiles[2]) as p99_ms
   from generate_series(?::timestamptz, ?::timestamptz, ?::interval) as b(start)
   cross join lateral (
     select count(*) filter (where d.status = 'succeeded')::int as succeeded,
            count(*) filter (where d.status = 'failed')::int as failed,
            count(*) filter (where d.attempt_count > 1)::int as retried,
-           round(percentile_cont(0.5) within group (order by ${latency}) filter (where d.status = 'succeeded')) as p50_ms,
-           round(percentile_cont(0.99) within group (order by ${latency}) filter (where d.status = 'succeeded')) as p99_ms
+           percentile_cont(array[0.5, 0.99]) within group (order by greatest(date_part('epoch', d.succeeded_at - d.created_at) * 1000, 0))
+             filter (where d.status = 'succeeded') as percentiles
       from webhook_delivery d
      where d.organization_id = ?
        and d.created_at >= greatest(b.start, ?::timestamptz)
@@ -65,6 +65,14 @@ export function webhookStatsSql(query: StatsQuery): { sql: string; bindings: (st
   return { sql, bindings };
 }
 
+/**
+ * Set for the statement's transaction only. The planner cannot know how many webhooks each
+ * bucket's range holds and guesses thousands per scan, which for a day of minute buckets costs
+ * the statement far above jit_above_cost: JIT compilation then took 100 to 400 ms of a query that
+ * runs in well under a second without it (BENCHMARKS.md).
+ */
+export const STATS_STATEMENT_SETTINGS = ['set local jit = off'];
+
 /** Delivery statistics of an organization's webhooks, read from the webhooks module's own table. */
 @Injectable()
 export class WebhookStatsReader {
@@ -72,8 +80,12 @@ export class WebhookStatsReader {
 
   async buckets(query: StatsQuery): Promise<StatsBucketRow[]> {
     const { sql, bindings } = webhookStatsSql(query);
-    const result = await this.em.getKnex().raw(sql, bindings);
-    return (result.rows as Record<string, unknown>[]).map((r) => ({
+    const rows = await this.em.getKnex().transaction(async (trx): Promise<Record<string, unknown>[]> => {
+      for (const setting of STATS_STATEMENT_SETTINGS) await trx.raw(setting);
+      const result = await trx.raw<{ rows: Record<string, unknown>[] }>(sql, bindings);
+      return result.rows;
+    });
+    return rows.map((r) => ({
       startUtc: formatDbTimestamp(r.start_utc as string | Date),
       succeeded: Number(r.succeeded),
       failed: Number(r.failed),
