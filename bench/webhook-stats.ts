@@ -31,6 +31,7 @@ const env = process.env;
 const ROWS = Number(env.BENCH_STATS_ROWS ?? 1_000_000);
 const OTHER_ROWS = Number(env.BENCH_STATS_OTHER_ROWS ?? 300_000);
 const OTHER_ORGS = 5;
+const SMALL_ROWS = Math.round(OTHER_ROWS / OTHER_ORGS);
 const RUNS = Number(env.BENCH_STATS_RUNS ?? 5);
 const log = (message: string) => process.stderr.write(`[stats ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
@@ -223,6 +224,13 @@ async function main(): Promise<void> {
       const { sql, bindings } = native(queries[bucket]);
       await measure(`service query with the server's JIT settings, ${bucket} buckets`, sql, [...bindings], { settings: false });
     }
+    // A smaller organization: the planner's guess per bucket does not shrink with the data.
+    const smaller = (bucket: StatsBucketSize): StatsQuery => ({ organizationId: others[0], window: resolveStatsWindow({ bucket }, now) });
+    for (const bucket of ['1h', '1m'] as const) {
+      const { sql, bindings } = native(smaller(bucket));
+      await measure(`smaller organization (${SMALL_ROWS} a day), ${bucket} buckets`, sql, [...bindings], { timeReader: smaller(bucket) });
+      await measure(`smaller organization, with the server's JIT settings, ${bucket} buckets`, sql, [...bindings], { settings: false });
+    }
     for (const bucket of ['1h', '1m'] as const) {
       const { sql, bindings } = groupBySql(queries[bucket]);
       await measure(`GROUP BY over the window, ${bucket} buckets (same index)`, sql, bindings);
@@ -269,6 +277,16 @@ async function main(): Promise<void> {
       ),
       hourlyGroupByOverService: round1(Number(by('GROUP BY over the window, 1h').execMs) / Number(by('service query, 24 h of 1h').execMs)),
       minuteGroupByOverService: round1(Number(by('GROUP BY over the window, 1m').execMs) / Number(by('service query, 24 h of 1m').execMs)),
+      smallerHourlyJitOverService: round1(
+        Number(by("smaller organization, with the server's JIT settings, 1h").execMs) / Number(by('smaller organization (').execMs),
+      ),
+      smallerMinuteJitOverService: round1(
+        Number(by("smaller organization, with the server's JIT settings, 1m").execMs) /
+          Number(
+            scenarios.find((x) => String(x.scenario).startsWith('smaller organization (') && String(x.scenario).endsWith('1m buckets'))!
+              .execMs,
+          ),
+      ),
       hourlyJitOverService: round1(
         Number(by("service query with the server's JIT settings, 1h").execMs) / Number(by('service query, 24 h of 1h').execMs),
       ),
