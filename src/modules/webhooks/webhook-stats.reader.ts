@@ -67,9 +67,9 @@ export function webhookStatsSql(query: StatsQuery): { sql: string; bindings: (st
 
 /**
  * Set for the statement's transaction only. The planner cannot know how many webhooks each
- * bucket's range holds and guesses thousands per scan, which for a day of minute buckets costs
- * the statement far above jit_above_cost: JIT compilation then took 100 to 400 ms of a query that
- * runs in well under a second without it (BENCHMARKS.md).
+ * bucket's range holds and guesses thousands per scan, so for a busy organization the statement
+ * costs far above jit_above_cost; JIT then compiled for 90 to 400 ms per call, which the
+ * execution never won back (BENCHMARKS.md, "Delivery statistics at scale").
  */
 export const STATS_STATEMENT_SETTINGS = ['set local jit = off'];
 
