@@ -5,6 +5,7 @@ import { createTestApp, TestApp } from './support/test-app';
 import { configureWebhooks, WEBHOOKS_PATH } from './support/webhooks';
 
 const STATS_PATH = `${WEBHOOKS_PATH}/stats`;
+const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
 const SECRET = 'stats-receiver-secret-0001';
 const MINUTE = 60_000;
 const BUCKET_START = /^\d{4}-\d\d-\d\dT\d\d:\d\d:00\.000000\+00:00$/;
@@ -20,6 +21,7 @@ interface Bucket {
 
 interface LoggedWebhook {
   id: string;
+  endpointId: string;
   resourceType: string;
   status: string;
   attemptCount: number;
@@ -36,6 +38,13 @@ function percentileCont(values: number[], fraction: number): number {
 }
 
 const contractTime = (ms: number) => new Date(ms).toISOString().replace('Z', '000+00:00');
+
+const sum = (buckets: Bucket[]) =>
+  buckets.reduce((s, x) => ({ succeeded: s.succeeded + x.succeeded, failed: s.failed + x.failed, retried: s.retried + x.retried }), {
+    succeeded: 0,
+    failed: 0,
+    retried: 0,
+  });
 
 describe('webhook delivery statistics (GET …/webhooks/stats)', () => {
   let t: TestApp;
@@ -208,12 +217,6 @@ describe('webhook delivery statistics (GET …/webhooks/stats)', () => {
   });
 
   it("never counts another organization's webhooks, and counts its own for it", async () => {
-    const sum = (buckets: Bucket[]) =>
-      buckets.reduce((s, x) => ({ succeeded: s.succeeded + x.succeeded, failed: s.failed + x.failed, retried: s.retried + x.retried }), {
-        succeeded: 0,
-        failed: 0,
-        retried: 0,
-      });
     expect(sum((await stats(b, { bucket: '1m' }).expect(200)).body.buckets)).toEqual({ succeeded: 2, failed: 1, retried: 1 });
     expect(sum((await stats(a, { bucket: '1m' }).expect(200)).body.buckets)).toEqual({ succeeded: 5, failed: 2, retried: 4 });
     // An organization without webhooks sees every bucket empty.
@@ -231,6 +234,31 @@ describe('webhook delivery statistics (GET …/webhooks/stats)', () => {
     expect(other.every((x) => x.succeeded + x.failed + x.retried === 0 && x.p50Ms === null)).toBe(true);
     // Another organization's endpoint shows nothing of it either.
     expect((await stats(a, { endpointId: b.id }).expect(200)).body.buckets.every((x: Bucket) => x.succeeded + x.failed === 0)).toBe(true);
+  });
+
+  it('splits an event fanned out to two endpoints by endpoint', async () => {
+    const c = await createOrganization(t);
+    await configureWebhooks(t, c, { url: receiver.url, sharedSecret: SECRET });
+    const extra = await t
+      .http()
+      .post(ENDPOINTS_PATH)
+      .set(bearer(c.adminKey))
+      .send({ url: receiver.urlFor('/extra'), sharedSecret: `${SECRET}-extra`, webhookTypes: ['custodialAccount'] })
+      .expect(201);
+    const api = nftApi(t, c.adminKey);
+    await api.wallet({ name: 'c1' });
+    await api.wallet({ name: 'c2' });
+    await api.token();
+    // Default endpoint: 2 wallets succeeded, 1 token failed; the extra endpoint: the 2 wallets only.
+    const log = await settledLog(c, 5);
+    expect(log.filter((w) => w.endpointId === extra.body.id).map((w) => `${w.resourceType} ${w.status}`)).toEqual([
+      'Wallet succeeded',
+      'Wallet succeeded',
+    ]);
+    const totals = async (query: Record<string, string>) => sum((await stats(c, { bucket: '1m', ...query }).expect(200)).body.buckets);
+    expect(await totals({})).toEqual({ succeeded: 4, failed: 1, retried: 1 });
+    expect(await totals({ endpointId: c.id })).toEqual({ succeeded: 2, failed: 1, retried: 1 });
+    expect(await totals({ endpointId: extra.body.id })).toEqual({ succeeded: 2, failed: 0, retried: 0 });
   });
 
   it('refuses what it cannot answer with 400 problem details naming the field', async () => {
