@@ -59,7 +59,8 @@ export class WebhookStatsBucketDto {
 
   /**
    * Median delivery latency of the bucket's succeeded webhooks: from the webhook's creation to its
-   * successful attempt, retries included, in whole milliseconds; null when none succeeded.
+   * successful attempt (the latest, after a redelivery or replay), retries included, in whole
+   * milliseconds; null when none succeeded.
    */
   @ApiProperty({ type: Number, nullable: true, minimum: 0 })
   p50Ms: number | null;
