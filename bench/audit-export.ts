@@ -114,7 +114,12 @@ async function main(): Promise<void> {
     const started = Date.now();
     const { lines, bytes } = await new Promise<{ lines: number; bytes: number }>((ok, fail) => {
       get(
-        { host: '127.0.0.1', port, path: '/api/organization/v1/current-organization/audit-log/export', headers: { authorization: `Bearer ${key.key}` } },
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/api/organization/v1/current-organization/audit-log/export',
+          headers: { authorization: `Bearer ${key.key}` },
+        },
         (res) => {
           if (res.statusCode !== 200) return fail(new Error(`export answered ${res.statusCode}`));
           let count = 0;

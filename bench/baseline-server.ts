@@ -49,13 +49,19 @@ const server = createServer((req, res) => {
         const pageSize = Number(url.searchParams.get('pageSize') ?? 100);
         const pageKey = url.searchParams.get('pageKey');
         const afterTokenId = pageKey ? (decodePageKey(pageKey, ['uuid'])[0] as string) : null;
-        const { sql, params } = walletPageSql({ organizationId, walletId: match[1], afterTokenId, contractAddresses: null, limit: pageSize + 1 });
+        const { sql, params } = walletPageSql({
+          organizationId,
+          walletId: match[1],
+          afterTokenId,
+          contractAddresses: null,
+          limit: pageSize + 1,
+        });
         let text = pageSqlCache.get(sql);
         if (!text) pageSqlCache.set(sql, (text = numbered(sql)));
         const rows = heldTokensFromRows((await pool.query(text, params)).rows);
         if (rows === null) return send(res, 404, { code: 'WALLET_NOT_FOUND' });
         const page = toPage(rows, pageSize, (last) => encodePageKey([last.tokenId]));
-        return send(res, 200, { nftTokenBalances: page.items.map(NftTokenBalanceDto.from), nextPageKey: page.nextPageKey });
+        return send(res, 200, { nftTokenBalances: page.items.map((item) => NftTokenBalanceDto.from(item)), nextPageKey: page.nextPageKey });
       }
       match = TOKEN.exec(url.pathname);
       if (match) {

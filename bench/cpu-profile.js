@@ -5,7 +5,7 @@
  */
 const { Session } = require('node:inspector');
 const { writeFileSync, mkdirSync } = require('node:fs');
-const { join } = require('node:path');
+const path = require('node:path');
 
 const dir = process.env.BENCH_CPU_PROF_DIR;
 const session = new Session();
@@ -17,6 +17,6 @@ process.prependListener('SIGTERM', () => {
   session.post('Profiler.stop', (error, result) => {
     if (error || !dir) return;
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${process.env.ROLE ?? 'all'}-${process.pid}.cpuprofile`), JSON.stringify(result.profile));
+    writeFileSync(path.join(dir, `${process.env.ROLE ?? 'all'}-${process.pid}.cpuprofile`), JSON.stringify(result.profile));
   });
 });

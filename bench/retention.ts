@@ -63,7 +63,10 @@ async function main(): Promise<void> {
     const before = new Date(Date.now() - 30 * 86_400_000);
     const batches: number[] = [];
     const started = performance.now();
-    const deleted = await orm.em.fork().getRepository(WebhookDelivery).prune(before, BATCH, (_n, ms) => batches.push(ms));
+    const deleted = await orm.em
+      .fork()
+      .getRepository(WebhookDelivery)
+      .prune(before, BATCH, (_n, ms) => batches.push(ms));
     const totalMs = performance.now() - started;
     const sorted = [...batches].sort((a, b) => a - b);
     result.batched = {

@@ -93,7 +93,11 @@ function newestMtime(dir: string): number {
 
 function buildIfStale(): void {
   const main = join(ROOT, 'dist/src/main.js');
-  const sources = Math.max(newestMtime(join(ROOT, 'src')), newestMtime(join(ROOT, 'migrations')), statSync(join(ROOT, 'package.json')).mtimeMs);
+  const sources = Math.max(
+    newestMtime(join(ROOT, 'src')),
+    newestMtime(join(ROOT, 'migrations')),
+    statSync(join(ROOT, 'package.json')).mtimeMs,
+  );
   if (existsSync(main) && statSync(main).mtimeMs >= sources) return;
   log('dist is missing or older than src: npx nest build');
   execFileSync('npx', ['nest', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -415,7 +419,7 @@ function summariseDelivery(stats: Stats, expected: number, startedAt: number): D
 
 const insertEventsSql = (count: number) =>
   `insert into "domain_event" ("id", "created_at", "organization_id", "webhook_type", "resource_type", "resource_id", "action", "changes")
-   select ${uuid7Sql("(extract(epoch from clock_timestamp()) * 1000)::bigint", "random()::text || i")}, clock_timestamp(), $1,
+   select ${uuid7Sql('(extract(epoch from clock_timestamp()) * 1000)::bigint', 'random()::text || i')}, clock_timestamp(), $1,
           'transaction', 'Transaction', gen_random_uuid(), 'create', null
      from generate_series(1, ${count}) i`;
 
@@ -523,7 +527,16 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = {
     startedAt: new Date(started).toISOString(),
     machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
-    settings: { logLevel: BENCH_LOG_LEVEL, rounds: ROUNDS, durationS: DURATION_S, connections: CONNECTIONS, events: EVENTS, steadyRate: STEADY_RATE, steadyS: STEADY_S, perReceiverConcurrency: PER_RECEIVER_CONCURRENCY },
+    settings: {
+      logLevel: BENCH_LOG_LEVEL,
+      rounds: ROUNDS,
+      durationS: DURATION_S,
+      connections: CONNECTIONS,
+      events: EVENTS,
+      steadyRate: STEADY_RATE,
+      steadyS: STEADY_S,
+      perReceiverConcurrency: PER_RECEIVER_CONCURRENCY,
+    },
   };
   try {
     const service = await Service.start(databaseUrl, 'all');
@@ -544,33 +557,51 @@ async function main(): Promise<void> {
       // Both sides must answer with the same bytes, or the comparison means nothing.
       for (const path of [balancesPath, `/v1/tokens/${data.tokenIds[0]}`]) {
         const [a, b] = await Promise.all(
-          [service.url, baselineUrl].map(async (u) => (await fetch(`${u}${path}`, { headers: { authorization: `Bearer ${data.readOrg.key}` } })).text()),
+          [service.url, baselineUrl].map(async (u) =>
+            (await fetch(`${u}${path}`, { headers: { authorization: `Bearer ${data.readOrg.key}` } })).text(),
+          ),
         );
         if (a !== b) throw new Error(`baseline and service disagree on ${path}:\n${a.slice(0, 300)}\n${b.slice(0, 300)}`);
       }
 
-      if (wants('readBalances')) result.readBalances = await compare('readBalances', service, baselineUrl, data.readOrg.key, [balancesPath]);
-      if (wants('readToken')) result.readToken = await compare(
-        'readToken',
-        service,
-        baselineUrl,
-        data.readOrg.key,
-        data.tokenIds.map((id) => `/v1/tokens/${id}`),
-      );
+      if (wants('readBalances'))
+        result.readBalances = await compare('readBalances', service, baselineUrl, data.readOrg.key, [balancesPath]);
+      if (wants('readToken'))
+        result.readToken = await compare(
+          'readToken',
+          service,
+          baselineUrl,
+          data.readOrg.key,
+          data.tokenIds.map((id) => `/v1/tokens/${id}`),
+        );
 
       if (wants('readTokenFixedRate')) {
-        result.readTokenFixedRate = await fixedRateReads(harness, baselineUrl, data.readOrg.key, data.tokenIds.map((id) => `/v1/tokens/${id}`));
+        result.readTokenFixedRate = await fixedRateReads(
+          harness,
+          baselineUrl,
+          data.readOrg.key,
+          data.tokenIds.map((id) => `/v1/tokens/${id}`),
+        );
       }
 
       const largeWallet: Record<string, unknown> = {};
       for (const size of wants('largeWallet') ? WALLET_SIZES : []) {
         const walletId = data.wallets[size];
         const middle = (
-          await db.query(`select "token_id" from "balance" where "wallet_id" = $1 order by "token_id" offset $2 limit 1`, [walletId, Math.floor(size / 2)])
+          await db.query(`select "token_id" from "balance" where "wallet_id" = $1 order by "token_id" offset $2 limit 1`, [
+            walletId,
+            Math.floor(size / 2),
+          ])
         ).rows[0].token_id as string;
         const pageKey = Buffer.from(JSON.stringify([middle])).toString('base64url');
         const first = await load(service.url, data.readOrg.key, [`/v2/wallets/${walletId}/nft-balances?pageSize=100`], 3, 1);
-        const deep = await load(service.url, data.readOrg.key, [`/v2/wallets/${walletId}/nft-balances?pageSize=100&pageKey=${pageKey}`], 3, 1);
+        const deep = await load(
+          service.url,
+          data.readOrg.key,
+          [`/v2/wallets/${walletId}/nft-balances?pageSize=100&pageKey=${pageKey}`],
+          3,
+          1,
+        );
         const page = (r: LoadResult) => ({ meanMs: r.mean, p50: r.p50, p99: r.p99, rps: r.rps });
         largeWallet[size] = { firstPage: page(first), middlePage: page(deep) };
         log(`wallet of ${size}: first page mean ${first.mean} ms, middle page mean ${deep.mean} ms`);
@@ -597,8 +628,14 @@ async function main(): Promise<void> {
       log(`  ${baseline.deliveriesPerSecond}/s`);
       log(`webhookThroughput: service, one worker, ${EVENTS} events committed at once`);
       const cpuMeter = (pids: () => number[]) => new CpuMeter(pids, new URL(databaseUrl).pathname.slice(1));
-      const oneWorker = await measureCpu(cpuMeter(() => [service.child.pid!]), () => burst(db, receiver.child, data.hookOrg.id), db);
-      log(`  ${oneWorker.deliveriesPerSecond}/s, commit-to-receipt p50 ${oneWorker.latencyP50Ms} ms, p99 ${oneWorker.latencyP99Ms} ms, ${oneWorker.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(oneWorker.cpuMs)}, per webhook ${JSON.stringify(oneWorker.perWebhook)}`);
+      const oneWorker = await measureCpu(
+        cpuMeter(() => [service.child.pid!]),
+        () => burst(db, receiver.child, data.hookOrg.id),
+        db,
+      );
+      log(
+        `  ${oneWorker.deliveriesPerSecond}/s, commit-to-receipt p50 ${oneWorker.latencyP50Ms} ms, p99 ${oneWorker.latencyP99Ms} ms, ${oneWorker.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(oneWorker.cpuMs)}, per webhook ${JSON.stringify(oneWorker.perWebhook)}`,
+      );
       log(`steady: ${STEADY_RATE} events/s for ${STEADY_S} s, one worker`);
       const steadyOne = await steady(db, receiver.child, data.hookOrg.id);
       log(`  commit-to-receipt p50 ${steadyOne.latencyP50Ms} ms, p99 ${steadyOne.latencyP99Ms} ms`);
@@ -606,8 +643,14 @@ async function main(): Promise<void> {
       log('scale-out: a second worker process (ROLE=worker)');
       const worker = await Service.start(databaseUrl, 'worker');
       cleanups.push(() => worker.stop());
-      const twoWorkers = await measureCpu(cpuMeter(() => [service.child.pid!, worker.child.pid!]), () => burst(db, receiver.child, data.hookOrg.id), db);
-      log(`  ${twoWorkers.deliveriesPerSecond}/s with two workers, ${twoWorkers.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(twoWorkers.cpuMs)}`);
+      const twoWorkers = await measureCpu(
+        cpuMeter(() => [service.child.pid!, worker.child.pid!]),
+        () => burst(db, receiver.child, data.hookOrg.id),
+        db,
+      );
+      log(
+        `  ${twoWorkers.deliveriesPerSecond}/s with two workers, ${twoWorkers.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(twoWorkers.cpuMs)}`,
+      );
       await worker.stop();
 
       // Fan-out: two more endpoints beside the default one (same receiver, same secret, so it
@@ -620,8 +663,14 @@ async function main(): Promise<void> {
           webhookTypes: ['transaction'],
         });
       }
-      const fanOut = await measureCpu(cpuMeter(() => [service.child.pid!]), () => burst(db, receiver.child, data.hookOrg.id, 3), db);
-      log(`  ${fanOut.deliveriesPerSecond} webhooks/s, commit-to-receipt p99 ${fanOut.latencyP99Ms} ms, ${fanOut.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(fanOut.cpuMs)}`);
+      const fanOut = await measureCpu(
+        cpuMeter(() => [service.child.pid!]),
+        () => burst(db, receiver.child, data.hookOrg.id, 3),
+        db,
+      );
+      log(
+        `  ${fanOut.deliveriesPerSecond} webhooks/s, commit-to-receipt p99 ${fanOut.latencyP99Ms} ms, ${fanOut.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(fanOut.cpuMs)}`,
+      );
       result.webhookFanOut = {
         endpoints: 3,
         events: EVENTS,
@@ -692,7 +741,10 @@ function requestPathHarness(service: Service, databaseUrl: string, db: Client): 
     api: call,
     createOrg: async (name) => {
       const org = await call<{ id: string }>('POST', '/admin/v1/organizations', OPERATOR_KEY, { name });
-      const key = await call<{ key: string }>('POST', `/admin/v1/organizations/${org.id}/api-keys`, OPERATOR_KEY, { name: 'bench', roles: ['admin'] });
+      const key = await call<{ key: string }>('POST', `/admin/v1/organizations/${org.id}/api-keys`, OPERATOR_KEY, {
+        name: 'bench',
+        roles: ['admin'],
+      });
       return { id: org.id, key: key.key };
     },
     startHelper,
@@ -734,7 +786,7 @@ async function dropEverything(databaseUrl: string): Promise<void> {
 }
 
 function table(r: Record<string, unknown>): string {
-  const x = r as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const x = r as Record<string, any>;
   const lines = ['| scenario | service | baseline | ratio (service/baseline) | goal |', '|---|---|---|---|---|'];
   const reads = (name: string, goal: string) => {
     const c = x[name] as Compared | undefined;
@@ -751,10 +803,16 @@ function table(r: Record<string, unknown>): string {
       `| webhookThroughput (${w.service.events} events, 1 worker) | ${w.service.deliveriesPerSecond}/s; commit-to-receipt p50 ${w.service.latencyP50Ms} ms, p99 ${w.service.latencyP99Ms} ms | ${w.baseline.deliveriesPerSecond}/s | **${w.ratio}** | ≥ 0.1 (stretch 0.25) and ≥ 1,000/s |`,
     );
     const s = x.steadyLatency;
-    lines.push(`| commit-to-receipt at ${s.rate} events/s | p50 ${s.latencyP50Ms} ms, p99 ${s.latencyP99Ms} ms (${s.deliveriesPerSecond}/s) | | | p99 < 50 ms |`);
-    lines.push(`| CPU per delivered webhook (service, all PostgreSQL, Redis) | ${w.cpuMsPerWebhook} ms (1 worker), ${w.cpuMsPerWebhookTwoWorkers} ms (2 workers) | | **${w.cpuRatioTwoWorkers}** (2 vs 1) | ≤ 1.5 ms; ≤ 1.1x |`);
+    lines.push(
+      `| commit-to-receipt at ${s.rate} events/s | p50 ${s.latencyP50Ms} ms, p99 ${s.latencyP99Ms} ms (${s.deliveriesPerSecond}/s) | | | p99 < 50 ms |`,
+    );
+    lines.push(
+      `| CPU per delivered webhook (service, all PostgreSQL, Redis) | ${w.cpuMsPerWebhook} ms (1 worker), ${w.cpuMsPerWebhookTwoWorkers} ms (2 workers) | | **${w.cpuRatioTwoWorkers}** (2 vs 1) | ≤ 1.5 ms; ≤ 1.1x |`,
+    );
     const so = x.scaleOut;
-    lines.push(`| scale-out (2 workers vs 1) | ${so.twoWorkers.deliveriesPerSecond}/s | ${so.oneWorker.deliveriesPerSecond}/s (1 worker) | **${so.ratio}** | > 1 |`);
+    lines.push(
+      `| scale-out (2 workers vs 1) | ${so.twoWorkers.deliveriesPerSecond}/s | ${so.oneWorker.deliveriesPerSecond}/s (1 worker) | **${so.ratio}** | > 1 |`,
+    );
     const f = x.webhookFanOut;
     if (f) {
       lines.push(

@@ -83,7 +83,9 @@ export class CpuMeter {
       const info = readProc(Number(entry));
       if (info) all.push(info);
     }
-    const postmasters = new Set(all.filter((p) => p.comm === 'postgres' && !all.some((q) => q.pid === p.ppid && q.comm === 'postgres')).map((p) => p.pid));
+    const postmasters = new Set(
+      all.filter((p) => p.comm === 'postgres' && !all.some((q) => q.pid === p.ppid && q.comm === 'postgres')).map((p) => p.pid),
+    );
     const out = new Set<number>(this.servicePids());
     for (const p of all) {
       if (postmasters.has(p.pid)) out.add(p.pid);

@@ -52,7 +52,9 @@ async function seed(db: Client): Promise<void> {
     `insert into "organization" ("id", "created_at", "name")
      select gen_random_uuid(), now(), 'tenant ' || o from generate_series(1, ${OTHER_ORGS}) o`,
   );
-  const walletRows = Object.values(WALLETS).map((id) => `('${id}', now(), '${ORG}')`).join(', ');
+  const walletRows = Object.values(WALLETS)
+    .map((id) => `('${id}', now(), '${ORG}')`)
+    .join(', ');
   await db.query(`insert into "wallet" ("id", "created_at", "organization_id") values ${walletRows}`);
 
   // Whitelisted contracts are c<i>; tokens of contracts d<i> are never whitelisted.
@@ -81,9 +83,7 @@ async function seed(db: Client): Promise<void> {
      insert into "balance" ("wallet_id", "token_id", "organization_id", "amount", "updated_at")
      select '${WALLETS.recentSmall}', t."id", '${ORG}', 1, now() from t`,
   );
-  await db.query(
-    `insert into "nft_whitelist" ("organization_id", "enabled", "updated_at") select "id", true, now() from "organization"`,
-  );
+  await db.query(`insert into "nft_whitelist" ("organization_id", "enabled", "updated_at") select "id", true, now() from "organization"`);
   await db.query(
     `insert into "nft_whitelist_contract" ("organization_id", "contract_address", "created_at")
      select o."id", case when o."id" = '${ORG}' then ${address('c', 'i')} else ${address('e', 'i')} end, now()
@@ -190,7 +190,7 @@ async function main(): Promise<void> {
         const started = process.hrtime.bigint();
         await run();
         wall.push(Number(process.hrtime.bigint() - started) / 1e6);
-        const query = captured as Captured | null;
+        const query = captured;
         if (!query) throw new Error('no query captured');
         last = await explain(platform.formatQuery(query.sql, [...query.params]));
         exec.push(last.ms);

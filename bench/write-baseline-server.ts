@@ -28,9 +28,15 @@ async function mint(tokenId: string, toWalletId: string, amount: string) {
   const client = await pool.connect();
   try {
     await client.query('begin');
-    const token = await client.query('select "id" from "token" where "organization_id" = $1 and "id" = any($2::uuid[])', [organizationId, [tokenId]]);
+    const token = await client.query('select "id" from "token" where "organization_id" = $1 and "id" = any($2::uuid[])', [
+      organizationId,
+      [tokenId],
+    ]);
     if (token.rowCount === 0) throw Object.assign(new Error('TOKEN_NOT_FOUND'), { status: 404 });
-    const wallet = await client.query('select "id" from "wallet" where "organization_id" = $1 and "id" = any($2::uuid[])', [organizationId, [toWalletId]]);
+    const wallet = await client.query('select "id" from "wallet" where "organization_id" = $1 and "id" = any($2::uuid[])', [
+      organizationId,
+      [toWalletId],
+    ]);
     if (wallet.rowCount === 0) throw Object.assign(new Error('WALLET_NOT_FOUND'), { status: 404 });
     const credited = await client.query(
       `insert into "balance" ("wallet_id", "token_id", "organization_id", "amount", "updated_at")

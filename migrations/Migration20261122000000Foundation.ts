@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122000000Foundation extends Migration {
-  async up(): Promise<void> {
+  up(): void {
     this.addSql(`
       create table "organization" (
         "id" uuid primary key,
@@ -37,7 +37,7 @@ export class Migration20261122000000Foundation extends Migration {
     this.addSql(`create index "audit_entry_organization_id_id_index" on "audit_entry" ("organization_id", "id");`);
   }
 
-  async down(): Promise<void> {
+  down(): void {
     this.addSql('drop table if exists "audit_entry";');
     this.addSql('drop table if exists "api_key";');
     this.addSql('drop table if exists "organization";');

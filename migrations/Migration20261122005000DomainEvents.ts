@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122005000DomainEvents extends Migration {
-  async up(): Promise<void> {
+  up(): void {
     this.addSql(`
       create table "domain_event" (
         "id" uuid primary key,
@@ -18,7 +18,7 @@ export class Migration20261122005000DomainEvents extends Migration {
     this.addSql(`create index "domain_event_organization_resource_index" on "domain_event" ("organization_id", "resource_id");`);
   }
 
-  async down(): Promise<void> {
+  down(): void {
     this.addSql('drop table if exists "domain_event";');
   }
 }

@@ -5,7 +5,7 @@ const UINT256_TEXT = `'^(0|[1-9][0-9]{0,77})$'`;
 const ADDRESS_TEXT = `'^0x[0-9a-f]{40}$'`;
 
 export class Migration20261122010000NftData extends Migration {
-  async up(): Promise<void> {
+  up(): void {
     this.addSql(`
       create table "wallet" (
         "id" uuid primary key,
@@ -50,9 +50,7 @@ export class Migration20261122010000NftData extends Migration {
         "updated_at" timestamptz(6) not null,
         primary key ("wallet_id", "token_id")
       );`);
-    this.addSql(
-      `create index "balance_wallet_held_index" on "balance" ("wallet_id", "token_id") include ("amount") where "amount" > 0;`,
-    );
+    this.addSql(`create index "balance_wallet_held_index" on "balance" ("wallet_id", "token_id") include ("amount") where "amount" > 0;`);
     this.addSql(`create index "balance_token_id_index" on "balance" ("token_id");`);
 
     this.addSql(`
@@ -89,7 +87,7 @@ export class Migration20261122010000NftData extends Migration {
     this.addSql(`create index "idempotency_key_created_at_index" on "idempotency_key" ("created_at");`);
   }
 
-  async down(): Promise<void> {
+  down(): void {
     this.addSql('drop table if exists "idempotency_key";');
     this.addSql('drop table if exists "nft_transaction";');
     this.addSql('drop table if exists "balance";');

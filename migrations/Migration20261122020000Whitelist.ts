@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122020000Whitelist extends Migration {
-  async up(): Promise<void> {
+  up(): void {
     // One row per organization that ever touched its whitelist; no row means switched off.
     this.addSql(`
       create table "nft_whitelist" (
@@ -19,7 +19,7 @@ export class Migration20261122020000Whitelist extends Migration {
       );`);
   }
 
-  async down(): Promise<void> {
+  down(): void {
     this.addSql('drop table if exists "nft_whitelist_contract";');
     this.addSql('drop table if exists "nft_whitelist";');
   }

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122030000WebhookConfig extends Migration {
-  async up(): Promise<void> {
+  up(): void {
     // At most one row per organization, enforced by the key; no row means the defaults. The check
     // backs up the service rule that an enabled configuration can always sign and send.
     this.addSql(`
@@ -17,7 +17,7 @@ export class Migration20261122030000WebhookConfig extends Migration {
       );`);
   }
 
-  async down(): Promise<void> {
+  down(): void {
     this.addSql('drop table if exists "webhook_config";');
   }
 }

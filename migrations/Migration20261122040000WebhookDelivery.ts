@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122040000WebhookDelivery extends Migration {
-  async up(): Promise<void> {
+  up(): void {
     // Set when the delivery worker has judged the event (delivery row created or nothing to send).
     this.addSql(`alter table "domain_event" add column "processed_at" timestamptz(6) null;`);
     this.addSql(`create index "domain_event_unprocessed_index" on "domain_event" ("created_at") where "processed_at" is null;`);
@@ -53,7 +53,7 @@ export class Migration20261122040000WebhookDelivery extends Migration {
       );`);
   }
 
-  async down(): Promise<void> {
+  down(): void {
     this.addSql('drop table if exists "webhook_attempt";');
     this.addSql('drop table if exists "webhook_delivery";');
     this.addSql('drop trigger if exists "domain_event_notify" on "domain_event";');

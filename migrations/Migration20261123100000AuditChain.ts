@@ -87,7 +87,7 @@ export class Migration20261123100000AuditChain extends Migration {
     );
   }
 
-  async down(): Promise<void> {
+  down(): void {
     this.addSql('drop index if exists "audit_entry_organization_id_chain_seq_unique";');
     this.addSql('alter table "audit_entry" drop constraint if exists "audit_entry_chained_check";');
     this.addSql('drop table if exists "audit_chain";');

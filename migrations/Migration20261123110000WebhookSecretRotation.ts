@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261123110000WebhookSecretRotation extends Migration {
-  async up(): Promise<void> {
+  up(): void {
     // The secret a rotation replaced keeps signing beside the new one until it expires; it is
     // sealed like the current one and erased once expired. The pair is set and cleared together.
     this.addSql(`
@@ -16,7 +16,7 @@ export class Migration20261123110000WebhookSecretRotation extends Migration {
         where "previous_secret_expires_at" is not null;`);
   }
 
-  async down(): Promise<void> {
+  down(): void {
     this.addSql('drop index if exists "webhook_config_previous_secret_expiry";');
     this.addSql(`
       alter table "webhook_config"

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261123200000WebhookEndpoints extends Migration {
-  async up(): Promise<void> {
+  up(): void {
     // Endpoints beside the organization's default one (the seed's webhook_config row, whose
     // endpoint id is the organization's id). Secrets are sealed with the organization id as
     // context, like the default's, and rotate the same way.
@@ -51,10 +51,12 @@ export class Migration20261123200000WebhookEndpoints extends Migration {
         "failed_webhooks" int not null default 0,
         "last_success_at" timestamptz(6) null
       );`);
-    this.addSql(`create index "webhook_endpoint_health_failing_index" on "webhook_endpoint_health" ("failing_since") where "failing_since" is not null;`);
+    this.addSql(
+      `create index "webhook_endpoint_health_failing_index" on "webhook_endpoint_health" ("failing_since") where "failing_since" is not null;`,
+    );
   }
 
-  async down(): Promise<void> {
+  down(): void {
     this.addSql('drop table if exists "webhook_endpoint_health";');
     this.addSql('drop index if exists "webhook_delivery_endpoint_index";');
     this.addSql('alter table "webhook_delivery" drop column if exists "event_id", drop column if exists "endpoint_id";');

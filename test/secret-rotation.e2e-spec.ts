@@ -50,7 +50,9 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
     await client.connect();
     try {
       const { rows } = await client.query('select organization_id, shared_secret_sealed from webhook_config order by organization_id');
-      return new Map(rows.map((r: { organization_id: string; shared_secret_sealed: string }) => [r.organization_id, r.shared_secret_sealed]));
+      return new Map(
+        rows.map((r: { organization_id: string; shared_secret_sealed: string }) => [r.organization_id, r.shared_secret_sealed]),
+      );
     } finally {
       await client.end();
     }
@@ -69,12 +71,18 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
     const client = new Client({ connectionString: database.url });
     await client.connect();
     try {
-      const { rows } = await client.query('select shared_secret_sealed, previous_shared_secret_sealed from webhook_endpoint where id = $1', [endpointId]);
+      const { rows } = await client.query(
+        'select shared_secret_sealed, previous_shared_secret_sealed from webhook_endpoint where id = $1',
+        [endpointId],
+      );
       const [row] = rows as Array<{ shared_secret_sealed: string; previous_shared_secret_sealed: string }>;
       return {
         current: row.shared_secret_sealed,
         previous: row.previous_shared_secret_sealed,
-        opened: [openSecret(row.shared_secret_sealed, keyring, organizationId), openSecret(row.previous_shared_secret_sealed, keyring, organizationId)],
+        opened: [
+          openSecret(row.shared_secret_sealed, keyring, organizationId),
+          openSecret(row.previous_shared_secret_sealed, keyring, organizationId),
+        ],
       };
     } finally {
       await client.end();
@@ -173,7 +181,10 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
     app = await start(ringB);
     expect(await deliveryVerifies(app, org1, SECRET_1)).toBe(true);
     expect(await deliveryVerifies(app, org2, SECRET_2)).toBe(true);
-    expect((await endpointSecrets(endpointId, org1.id, app.config.secretsEncryptionKey)).opened).toEqual([ENDPOINT_SECRET, ENDPOINT_PREVIOUS_SECRET]);
+    expect((await endpointSecrets(endpointId, org1.id, app.config.secretsEncryptionKey)).opened).toEqual([
+      ENDPOINT_SECRET,
+      ENDPOINT_PREVIOUS_SECRET,
+    ]);
     // The endpoint still answers as it did, its rotation window intact.
     const shown = await app.http().get(`${ENDPOINTS_PATH}/${endpointId}`).set(bearer(org1.adminKey)).expect(200);
     expect(shown.body).toEqual(expect.objectContaining({ hasSharedSecret: true, previousSecretExpiresAtUtc: expect.any(String) }));

@@ -79,7 +79,12 @@ describe('webhook endpoints: auto-disable after sustained failure', () => {
     const patched = await t.http().patch(`${ENDPOINTS_PATH}/${failing}`).set(bearer(org.adminKey)).send({ enabled: true }).expect(200);
     expect(patched.body).toEqual(expect.objectContaining({ enabled: true, disabledReason: null }));
     const since = new Date(Date.now() - 600_000).toISOString();
-    const replay = await t.http().post(`${WEBHOOKS_PATH}/replay`).set(bearer(org.adminKey)).send({ since, endpointId: failing }).expect(202);
+    const replay = await t
+      .http()
+      .post(`${WEBHOOKS_PATH}/replay`)
+      .set(bearer(org.adminKey))
+      .send({ since, endpointId: failing })
+      .expect(202);
     expect(replay.body.count).toBeGreaterThanOrEqual(10);
     await receiver.waitFor((r) => r.filter((w) => w.path === '/failing').length >= before + replay.body.count);
     await waitUntil(

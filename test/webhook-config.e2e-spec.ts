@@ -32,7 +32,11 @@ async function newOrganization(t: TestApp): Promise<Org> {
 
 const getConfig = (t: TestApp, org: Org) => t.http().get(PATH).set(bearer(org.admin.key));
 const patchConfig = (t: TestApp, org: Org, body: unknown) =>
-  t.http().patch(PATH).set(bearer(org.admin.key)).send(body as object);
+  t
+    .http()
+    .patch(PATH)
+    .set(bearer(org.admin.key))
+    .send(body as object);
 
 async function auditEntries(t: TestApp, org: Org) {
   const res = await t.http().get(AUDIT_PATH).set(bearer(org.admin.key)).query({ pageSize: 1000 }).expect(200);
@@ -93,7 +97,14 @@ describe('webhook configuration', () => {
         sharedSecret: secret,
         webhookTypes: ['nft', 'transaction'],
       }).expect(200);
-      expect(Object.keys(res.body).sort()).toEqual(['enabled', 'hasSharedSecret', 'previousSecretExpiresAtUtc', 'updatedAtUtc', 'url', 'webhookTypes']);
+      expect(Object.keys(res.body).sort()).toEqual([
+        'enabled',
+        'hasSharedSecret',
+        'previousSecretExpiresAtUtc',
+        'updatedAtUtc',
+        'url',
+        'webhookTypes',
+      ]);
       expect(res.body).toEqual({
         url: 'http://127.0.0.1:9999/hooks',
         enabled: true,
@@ -113,22 +124,44 @@ describe('webhook configuration', () => {
       await patchConfig(t, org, { url: 'http://localhost:8080/a' }).expect(200);
       let res = await patchConfig(t, org, { webhookTypes: ['custodialAccount', 'payment'] }).expect(200);
       expect(res.body).toEqual(
-        expect.objectContaining({ url: 'http://localhost:8080/a', enabled: false, webhookTypes: ['payment', 'custodialAccount'], hasSharedSecret: false }),
+        expect.objectContaining({
+          url: 'http://localhost:8080/a',
+          enabled: false,
+          webhookTypes: ['payment', 'custodialAccount'],
+          hasSharedSecret: false,
+        }),
       );
       res = await patchConfig(t, org, { sharedSecret: secretFor('partial') }).expect(200);
       expect(res.body).toEqual(
-        expect.objectContaining({ url: 'http://localhost:8080/a', enabled: false, webhookTypes: ['payment', 'custodialAccount'], hasSharedSecret: true }),
+        expect.objectContaining({
+          url: 'http://localhost:8080/a',
+          enabled: false,
+          webhookTypes: ['payment', 'custodialAccount'],
+          hasSharedSecret: true,
+        }),
       );
       res = await patchConfig(t, org, { enabled: true }).expect(200);
       expect(res.body).toEqual(
-        expect.objectContaining({ url: 'http://localhost:8080/a', enabled: true, webhookTypes: ['payment', 'custodialAccount'], hasSharedSecret: true }),
+        expect.objectContaining({
+          url: 'http://localhost:8080/a',
+          enabled: true,
+          webhookTypes: ['payment', 'custodialAccount'],
+          hasSharedSecret: true,
+        }),
       );
       res = await patchConfig(t, org, { url: 'http://localhost:8081/b' }).expect(200);
       expect(res.body).toEqual(
-        expect.objectContaining({ url: 'http://localhost:8081/b', enabled: true, webhookTypes: ['payment', 'custodialAccount'], hasSharedSecret: true }),
+        expect.objectContaining({
+          url: 'http://localhost:8081/b',
+          enabled: true,
+          webhookTypes: ['payment', 'custodialAccount'],
+          hasSharedSecret: true,
+        }),
       );
       res = await patchConfig(t, org, { webhookTypes: [] }).expect(200);
-      expect(res.body).toEqual(expect.objectContaining({ url: 'http://localhost:8081/b', enabled: true, webhookTypes: [], hasSharedSecret: true }));
+      expect(res.body).toEqual(
+        expect.objectContaining({ url: 'http://localhost:8081/b', enabled: true, webhookTypes: [], hasSharedSecret: true }),
+      );
       expect((await getConfig(t, org).expect(200)).body).toEqual(res.body);
     });
 
@@ -250,13 +283,17 @@ describe('webhook configuration', () => {
 
     it('accepts url, secret and enabled in one request', async () => {
       const org = await newOrganization(t);
-      const res = await patchConfig(t, org, { enabled: true, url: 'http://127.0.0.1/hooks', sharedSecret: secretFor('one-go') }).expect(200);
+      const res = await patchConfig(t, org, { enabled: true, url: 'http://127.0.0.1/hooks', sharedSecret: secretFor('one-go') }).expect(
+        200,
+      );
       expect(res.body).toEqual(expect.objectContaining({ enabled: true, hasSharedSecret: true, url: 'http://127.0.0.1/hooks' }));
     });
 
     it('refuses to clear the url or the secret of an enabled configuration', async () => {
       const org = await newOrganization(t);
-      const complete = await patchConfig(t, org, { enabled: true, url: 'http://127.0.0.1/hooks', sharedSecret: secretFor('keep') }).expect(200);
+      const complete = await patchConfig(t, org, { enabled: true, url: 'http://127.0.0.1/hooks', sharedSecret: secretFor('keep') }).expect(
+        200,
+      );
       expectProblem(await patchConfig(t, org, { url: null }), 422, 'WEBHOOK_CONFIG_INCOMPLETE');
       expectProblem(await patchConfig(t, org, { sharedSecret: null }), 422, 'WEBHOOK_CONFIG_INCOMPLETE');
       expect((await getConfig(t, org).expect(200)).body).toEqual(complete.body);
@@ -319,7 +356,12 @@ describe('webhook configuration', () => {
       const org = await newOrganization(t);
       const service = t.app.get(DeliveryTargetReader);
       const first = secretFor('first');
-      await patchConfig(t, org, { url: 'http://127.0.0.1:9999/in', sharedSecret: first, webhookTypes: ['transaction'], enabled: true }).expect(200);
+      await patchConfig(t, org, {
+        url: 'http://127.0.0.1:9999/in',
+        sharedSecret: first,
+        webhookTypes: ['transaction'],
+        enabled: true,
+      }).expect(200);
       expect(await service.target(org.id)).toEqual({
         organizationId: org.id,
         endpointId: org.id,
@@ -364,7 +406,12 @@ describe('webhook configuration', () => {
         previous: null,
         updatedAt: expect.any(Date),
       });
-      await patchConfig(t, org, { url: 'http://127.0.0.1:9999/a', sharedSecret: secretFor('fresh'), enabled: true, webhookTypes: ['nft'] }).expect(200);
+      await patchConfig(t, org, {
+        url: 'http://127.0.0.1:9999/a',
+        sharedSecret: secretFor('fresh'),
+        enabled: true,
+        webhookTypes: ['nft'],
+      }).expect(200);
       expect((await service.target(org.id))?.enabled).toBe(true);
       await patchConfig(t, org, { enabled: false }).expect(200);
       expect((await service.target(org.id))?.enabled).toBe(false);
@@ -373,7 +420,9 @@ describe('webhook configuration', () => {
         expect.objectContaining({ url: 'http://127.0.0.1:9999/b', webhookTypes: ['nft', 'kyc'] }),
       );
       // An organization without a configuration row (or none at all) has the defaults: nothing is sent.
-      expect(await service.target('01a20000-0000-7000-8000-000000000000')).toEqual(expect.objectContaining({ url: null, enabled: false, secret: null }));
+      expect(await service.target('01a20000-0000-7000-8000-000000000000')).toEqual(
+        expect.objectContaining({ url: null, enabled: false, secret: null }),
+      );
     });
   });
 
@@ -420,10 +469,25 @@ describe('webhook configuration', () => {
       const writer = await createApiKey(t, org.id, ['write', 'read']);
       for (const key of [reader.key, writer.key]) {
         expectProblem(await t.http().get(PATH).set(bearer(key)), 403, 'FORBIDDEN');
-        expectProblem(await t.http().patch(PATH).set(bearer(key)).send({ webhookTypes: ['nft'] }), 403, 'FORBIDDEN');
+        expectProblem(
+          await t
+            .http()
+            .patch(PATH)
+            .set(bearer(key))
+            .send({ webhookTypes: ['nft'] }),
+          403,
+          'FORBIDDEN',
+        );
       }
       expectProblem(await t.http().get(PATH), 401, 'UNAUTHENTICATED');
-      expectProblem(await t.http().patch(PATH).send({ webhookTypes: ['nft'] }), 401, 'UNAUTHENTICATED');
+      expectProblem(
+        await t
+          .http()
+          .patch(PATH)
+          .send({ webhookTypes: ['nft'] }),
+        401,
+        'UNAUTHENTICATED',
+      );
       expectProblem(await t.http().get(PATH).set(bearer(OPERATOR_KEY)), 401, 'INVALID_API_KEY');
       expect((await getConfig(t, org).expect(200)).body).toEqual({ ...DEFAULTS, updatedAtUtc: org.createdAtUtc });
     });
@@ -486,10 +550,7 @@ describe('webhook configuration', () => {
     it('never end enabled without a secret when enabling races with clearing the secret', async () => {
       const org = await newOrganization(t);
       await patchConfig(t, org, { url: 'http://127.0.0.1/race', sharedSecret: secretFor('race') }).expect(200);
-      const [enable, clear] = await Promise.all([
-        patchConfig(t, org, { enabled: true }),
-        patchConfig(t, org, { sharedSecret: null }),
-      ]);
+      const [enable, clear] = await Promise.all([patchConfig(t, org, { enabled: true }), patchConfig(t, org, { sharedSecret: null })]);
       expect([enable.status, clear.status].sort()).toEqual([200, 422]);
       const final = (await getConfig(t, org).expect(200)).body;
       expect(final.enabled && !final.hasSharedSecret).toBe(false);
@@ -568,17 +629,23 @@ describe('webhook configuration on a strict deployment (https only, no private n
     expect(res.body.errors).toEqual([{ field: 'url', message: 'url host no-such-host.invalid could not be resolved' }]);
   });
 
-  it.each(['https://93.184.216.34:6379/hook', 'https://93.184.216.34:5432/hook', 'https://93.184.216.34:22/hook', 'https://93.184.216.34:80/hook'])(
-    'refuses a port outside WEBHOOK_ALLOWED_PORTS: %s',
-    async (url) => {
-      const res = await patchConfig(strict, org, { url });
-      expectProblem(res, 400, 'VALIDATION_FAILED');
-      expect(res.body.errors).toEqual([{ field: 'url', message: expect.stringMatching(/^url must not use port \d+ on this deployment/) }]);
-    },
-  );
+  it.each([
+    'https://93.184.216.34:6379/hook',
+    'https://93.184.216.34:5432/hook',
+    'https://93.184.216.34:22/hook',
+    'https://93.184.216.34:80/hook',
+  ])('refuses a port outside WEBHOOK_ALLOWED_PORTS: %s', async (url) => {
+    const res = await patchConfig(strict, org, { url });
+    expectProblem(res, 400, 'VALIDATION_FAILED');
+    expect(res.body.errors).toEqual([{ field: 'url', message: expect.stringMatching(/^url must not use port \d+ on this deployment/) }]);
+  });
 
   it('accepts any port an operator allows explicitly', async () => {
-    const custom = await createTestApp({ WEBHOOK_ALLOW_HTTP: 'false', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false', WEBHOOK_ALLOWED_PORTS: '443,6379' });
+    const custom = await createTestApp({
+      WEBHOOK_ALLOW_HTTP: 'false',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false',
+      WEBHOOK_ALLOWED_PORTS: '443,6379',
+    });
     try {
       const other = await newOrganization(custom);
       await patchConfig(custom, other, { url: 'https://93.184.216.34:6379/hook' }).expect(200);

@@ -52,11 +52,25 @@ async function newOrganization(t: TestApp): Promise<Org> {
 
 const list = (t: TestApp, key: string, query: Record<string, unknown> = {}) => t.http().get(BASE).set(bearer(key)).query(query);
 const getOne = (t: TestApp, key: string, id: string) => t.http().get(`${BASE}/${id}`).set(bearer(key));
-const create = (t: TestApp, key: string, body: unknown) => t.http().post(BASE).set(bearer(key)).send(body as object);
-const patch = (t: TestApp, key: string, id: string, body: unknown) => t.http().patch(`${BASE}/${id}`).set(bearer(key)).send(body as object);
+const create = (t: TestApp, key: string, body: unknown) =>
+  t
+    .http()
+    .post(BASE)
+    .set(bearer(key))
+    .send(body as object);
+const patch = (t: TestApp, key: string, id: string, body: unknown) =>
+  t
+    .http()
+    .patch(`${BASE}/${id}`)
+    .set(bearer(key))
+    .send(body as object);
 const remove = (t: TestApp, key: string, id: string) => t.http().delete(`${BASE}/${id}`).set(bearer(key));
 const rotate = (t: TestApp, key: string, id: string, body: unknown = {}) =>
-  t.http().post(`${BASE}/${id}/rotate-secret`).set(bearer(key)).send(body as object);
+  t
+    .http()
+    .post(`${BASE}/${id}/rotate-secret`)
+    .set(bearer(key))
+    .send(body as object);
 
 /** A valid endpoint body; tests override what they are about. */
 const endpointBody = (overrides: Record<string, unknown> = {}) => ({
@@ -132,9 +146,21 @@ describe('webhook endpoints', () => {
     it('is changed by PATCH exactly as PATCH webhook-config changes it, and shows the same', async () => {
       const org = await newOrganization(t);
       const secret = secretFor('default');
-      const res = await patch(t, org.admin.key, org.id, { url: URL_A, sharedSecret: secret, webhookTypes: ['nft', 'payment'], enabled: true }).expect(200);
+      const res = await patch(t, org.admin.key, org.id, {
+        url: URL_A,
+        sharedSecret: secret,
+        webhookTypes: ['nft', 'payment'],
+        enabled: true,
+      }).expect(200);
       expect(res.body).toEqual(
-        expect.objectContaining({ id: org.id, isDefault: true, url: URL_A, enabled: true, webhookTypes: ['payment', 'nft'], hasSharedSecret: true }),
+        expect.objectContaining({
+          id: org.id,
+          isDefault: true,
+          url: URL_A,
+          enabled: true,
+          webhookTypes: ['payment', 'nft'],
+          hasSharedSecret: true,
+        }),
       );
       expect(res.text).not.toContain(secret);
       const config = (await t.http().get(CONFIG_PATH).set(bearer(org.admin.key)).expect(200)).body;
@@ -186,7 +212,9 @@ describe('webhook endpoints', () => {
       await patch(t, org.admin.key, org.id, { url: URL_A, sharedSecret: secretFor('keep') }).expect(200);
       const res = await remove(t, org.admin.key, org.id);
       expectProblem(res, 422, 'DEFAULT_ENDPOINT');
-      expect((await getOne(t, org.admin.key, org.id).expect(200)).body).toEqual(expect.objectContaining({ url: URL_A, hasSharedSecret: true }));
+      expect((await getOne(t, org.admin.key, org.id).expect(200)).body).toEqual(
+        expect.objectContaining({ url: URL_A, hasSharedSecret: true }),
+      );
     });
 
     it("rotates its secret as webhook-config's rotate-secret does", async () => {
@@ -194,8 +222,13 @@ describe('webhook endpoints', () => {
       expectProblem(await rotate(t, org.admin.key, org.id), 422, 'WEBHOOK_CONFIG_INCOMPLETE');
       await patch(t, org.admin.key, org.id, { url: URL_A, sharedSecret: secretFor('old') }).expect(200);
       const res = await rotate(t, org.admin.key, org.id, { previousSecretValidSeconds: 600 }).expect(200);
-      expect(res.body).toEqual({ sharedSecret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), previousSecretExpiresAtUtc: expect.stringMatching(UTC_TIMESTAMP) });
-      expect((await getOne(t, org.admin.key, org.id).expect(200)).body.previousSecretExpiresAtUtc).toBe(res.body.previousSecretExpiresAtUtc);
+      expect(res.body).toEqual({
+        sharedSecret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        previousSecretExpiresAtUtc: expect.stringMatching(UTC_TIMESTAMP),
+      });
+      expect((await getOne(t, org.admin.key, org.id).expect(200)).body.previousSecretExpiresAtUtc).toBe(
+        res.body.previousSecretExpiresAtUtc,
+      );
       expect((await t.http().get(CONFIG_PATH).set(bearer(org.admin.key)).expect(200)).body.previousSecretExpiresAtUtc).toBe(
         res.body.previousSecretExpiresAtUtc,
       );
@@ -283,7 +316,9 @@ describe('webhook endpoints', () => {
     it('are enabled unless the request says otherwise', async () => {
       const org = await newOrganization(t);
       const off = await create(t, org.admin.key, endpointBody({ enabled: false, webhookTypes: [] })).expect(201);
-      expect(off.body).toEqual(expect.objectContaining({ enabled: false, webhookTypes: [], description: null, filters: { contractAddresses: null } }));
+      expect(off.body).toEqual(
+        expect.objectContaining({ enabled: false, webhookTypes: [], description: null, filters: { contractAddresses: null } }),
+      );
     });
 
     it('get a generated secret when none is given, returned once in the 201 answer and never again', async () => {
@@ -324,7 +359,9 @@ describe('webhook endpoints', () => {
       const first = secretFor('first');
       const id = (await create(t, org.admin.key, endpointBody({ sharedSecret: first })).expect(201)).body.id;
       const rotated = await rotate(t, org.admin.key, id, { previousSecretValidSeconds: 3600 }).expect(200);
-      expect((await getOne(t, org.admin.key, id).expect(200)).body.previousSecretExpiresAtUtc).toBe(rotated.body.previousSecretExpiresAtUtc);
+      expect((await getOne(t, org.admin.key, id).expect(200)).body.previousSecretExpiresAtUtc).toBe(
+        rotated.body.previousSecretExpiresAtUtc,
+      );
       const replacement = secretFor('replacement');
       const res = await patch(t, org.admin.key, id, { sharedSecret: replacement }).expect(200);
       expect(res.body.previousSecretExpiresAtUtc).toBeNull();
@@ -340,7 +377,10 @@ describe('webhook endpoints', () => {
       const id = (await create(t, org.admin.key, endpointBody({ sharedSecret: first })).expect(201)).body.id;
 
       const generated = await rotate(t, org.admin.key, id).expect(200);
-      expect(generated.body).toEqual({ sharedSecret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), previousSecretExpiresAtUtc: expect.stringMatching(UTC_TIMESTAMP) });
+      expect(generated.body).toEqual({
+        sharedSecret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        previousSecretExpiresAtUtc: expect.stringMatching(UTC_TIMESTAMP),
+      });
       // The default window is a day.
       const expiresIn = Date.parse(generated.body.previousSecretExpiresAtUtc) - Date.now();
       expect(expiresIn).toBeGreaterThan(86_000_000);
@@ -349,7 +389,9 @@ describe('webhook endpoints', () => {
       const keyring = t.config.secretsEncryptionKey;
       expect(openSecret(stored.shared_secret_sealed, keyring, org.id)).toBe(generated.body.sharedSecret);
       expect(openSecret(stored.previous_shared_secret_sealed!, keyring, org.id)).toBe(first);
-      expect((await getOne(t, org.admin.key, id).expect(200)).body.previousSecretExpiresAtUtc).toBe(generated.body.previousSecretExpiresAtUtc);
+      expect((await getOne(t, org.admin.key, id).expect(200)).body.previousSecretExpiresAtUtc).toBe(
+        generated.body.previousSecretExpiresAtUtc,
+      );
 
       const given = secretFor('rot-2');
       const res = await rotate(t, org.admin.key, id, { sharedSecret: given, previousSecretValidSeconds: 0 }).expect(200);
@@ -409,8 +451,18 @@ describe('webhook endpoints', () => {
       ['filters that are not an object', { filters: [CONTRACT_1] }, 'filters', 'VALIDATION_FAILED'],
       ['no contract address', { filters: { contractAddresses: [] } }, 'filters.contractAddresses', 'VALIDATION_FAILED'],
       ['1,001 contract addresses', { filters: { contractAddresses: addresses(1001) } }, 'filters.contractAddresses', 'VALIDATION_FAILED'],
-      ['a contract address with a bad checksum', { filters: { contractAddresses: [CONTRACT_1.replace('a', 'A')] } }, 'filters.contractAddresses[0]', 'INVALID_ADDRESS'],
-      ['a contract address that is not one', { filters: { contractAddresses: [CONTRACT_2, '0x1234'] } }, 'filters.contractAddresses[1]', 'INVALID_ADDRESS'],
+      [
+        'a contract address with a bad checksum',
+        { filters: { contractAddresses: [CONTRACT_1.replace('a', 'A')] } },
+        'filters.contractAddresses[0]',
+        'INVALID_ADDRESS',
+      ],
+      [
+        'a contract address that is not one',
+        { filters: { contractAddresses: [CONTRACT_2, '0x1234'] } },
+        'filters.contractAddresses[1]',
+        'INVALID_ADDRESS',
+      ],
       ['an unknown field in filters', { filters: { contractAddress: CONTRACT_1 } }, 'filters.contractAddress', 'VALIDATION_FAILED'],
       ['an unknown field', { callbackUrl: URL_A }, 'callbackUrl', 'VALIDATION_FAILED'],
       ['a read-only field', { isDefault: true }, 'isDefault', 'VALIDATION_FAILED'],
@@ -431,7 +483,9 @@ describe('webhook endpoints', () => {
       const res = await patch(t, org.admin.key, id, { description: 'd'.repeat(500), filters: { contractAddresses: many } }).expect(200);
       expect(res.body.filters.contractAddresses).toHaveLength(1000);
       expect(res.body.filters.contractAddresses).toEqual([...many].sort().map((a) => getAddress(a)));
-      const one = await patch(t, org.admin.key, id, { filters: { contractAddresses: [CONTRACT_1.toUpperCase().replace('0X', '0x')] } }).expect(200);
+      const one = await patch(t, org.admin.key, id, {
+        filters: { contractAddresses: [CONTRACT_1.toUpperCase().replace('0X', '0x')] },
+      }).expect(200);
       expect(one.body.filters.contractAddresses).toEqual([CONTRACT_1]);
     });
 
@@ -440,7 +494,11 @@ describe('webhook endpoints', () => {
       ['a url the policy refuses', { url: 'ftp://127.0.0.1/' }, 'url'],
       ['a null secret', { sharedSecret: null }, 'sharedSecret'],
       ['null webhook types', { webhookTypes: null }, 'webhookTypes'],
-      ['a contract address with a bad checksum', { filters: { contractAddresses: [CONTRACT_2.replace('B', 'b')] } }, 'filters.contractAddresses[0]'],
+      [
+        'a contract address with a bad checksum',
+        { filters: { contractAddresses: [CONTRACT_2.replace('B', 'b')] } },
+        'filters.contractAddresses[0]',
+      ],
       ['an unknown field', { id: UNKNOWN_ID }, 'id'],
     ])('refuses %s on PATCH with a 400, and changes nothing', async (_, body, field) => {
       const before = (await getOne(t, org.admin.key, id).expect(200)).body;
@@ -574,7 +632,11 @@ describe('webhook endpoints', () => {
     it('records create, update, rotateSecret and delete with the endpoint id, secrets redacted', async () => {
       const org = await newOrganization(t);
       const secret = secretFor('audit');
-      const created = await create(t, org.admin.key, endpointBody({ sharedSecret: secret, description: 'first', filters: { contractAddresses: [CONTRACT_1.toLowerCase()] } }))
+      const created = await create(
+        t,
+        org.admin.key,
+        endpointBody({ sharedSecret: secret, description: 'first', filters: { contractAddresses: [CONTRACT_1.toLowerCase()] } }),
+      )
         .set('x-request-id', 'endpoint-audit-create')
         .expect(201);
       const id = created.body.id;
@@ -676,7 +738,9 @@ describe('webhook endpoints', () => {
         );
       }
       expect((await getOne(t, org.admin.key, off).expect(200)).body.disabledReason).toBeNull();
-      expect((await getOne(t, other.admin.key, foreign).expect(200)).body).toEqual(expect.objectContaining({ enabled: true, disabledReason: null }));
+      expect((await getOne(t, other.admin.key, foreign).expect(200)).body).toEqual(
+        expect.objectContaining({ enabled: true, disabledReason: null }),
+      );
       // webhook-config shows the default endpoint off (its shape has no reason).
       expect((await t.http().get(CONFIG_PATH).set(bearer(org.admin.key)).expect(200)).body.enabled).toBe(false);
 
@@ -694,7 +758,15 @@ describe('webhook endpoints', () => {
       expect((await t.http().get(`${AUDIT_PATH}/verify`).set(bearer(org.admin.key)).expect(200)).body.valid).toBe(true);
 
       // Again: nothing left to switch off.
-      expect(await service.disableFailingEndpoints([{ organizationId: org.id, endpointId: on }, { organizationId: org.id, endpointId: org.id }], now)).toEqual([]);
+      expect(
+        await service.disableFailingEndpoints(
+          [
+            { organizationId: org.id, endpointId: on },
+            { organizationId: org.id, endpointId: org.id },
+          ],
+          now,
+        ),
+      ).toEqual([]);
       expect(await auditEntries(t, org, 'webhookEndpoint.autoDisable')).toHaveLength(2);
     });
 
@@ -721,7 +793,9 @@ describe('webhook endpoints', () => {
       // The default endpoint follows the same rules, through webhook-config as well.
       expect((await patch(t, org.admin.key, org.id, { webhookTypes: ['nft'] }).expect(200)).body.disabledReason).toBe('failing');
       await t.http().patch(CONFIG_PATH).set(bearer(org.admin.key)).send({ enabled: true }).expect(200);
-      expect((await getOne(t, org.admin.key, org.id).expect(200)).body).toEqual(expect.objectContaining({ enabled: true, disabledReason: null }));
+      expect((await getOne(t, org.admin.key, org.id).expect(200)).body).toEqual(
+        expect.objectContaining({ enabled: true, disabledReason: null }),
+      );
 
       const updates = await auditEntries(t, org, 'webhookEndpoint.update');
       expect(updates[1].changes).toEqual({
@@ -744,9 +818,14 @@ describe('webhook endpoints', () => {
     expect(doc.paths[BASE].post['x-required-roles']).toEqual(['admin']);
     const schemas = doc.components.schemas;
     expect(Object.keys(schemas.WebhookEndpointDto.properties).sort()).toEqual(ENDPOINT_KEYS);
-    expect(Object.keys(schemas.CreateWebhookEndpointDto.properties).sort()).toEqual(
-      ['description', 'enabled', 'filters', 'sharedSecret', 'url', 'webhookTypes'],
-    );
+    expect(Object.keys(schemas.CreateWebhookEndpointDto.properties).sort()).toEqual([
+      'description',
+      'enabled',
+      'filters',
+      'sharedSecret',
+      'url',
+      'webhookTypes',
+    ]);
     expect(schemas.CreateWebhookEndpointDto.required).toEqual(expect.arrayContaining(['url', 'webhookTypes']));
     expect(schemas.CreatedWebhookEndpointDto.properties.sharedSecret).toEqual(expect.objectContaining({ type: 'string' }));
     expect(schemas.UpdateWebhookEndpointDto.required ?? []).toEqual([]);

@@ -116,8 +116,18 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
       t.http().post('/v1/transactions').set(bearer(org.adminKey)).send({ tokenId, toWalletId: walletId, amount: '1' }).expect(201);
     const mintA = (await mint(tokenA)).body.id as string;
     const mintB = (await mint(tokenB)).body.id as string;
-    await t.http().patch(`/v1/tokens/${tokenB}`).set(bearer(org.adminKey)).send({ metadata: { name: 'B' } }).expect(200);
-    await t.http().patch(`/v1/tokens/${tokenA}`).set(bearer(org.adminKey)).send({ metadata: { name: 'A' } }).expect(200);
+    await t
+      .http()
+      .patch(`/v1/tokens/${tokenB}`)
+      .set(bearer(org.adminKey))
+      .send({ metadata: { name: 'B' } })
+      .expect(200);
+    await t
+      .http()
+      .patch(`/v1/tokens/${tokenA}`)
+      .set(bearer(org.adminKey))
+      .send({ metadata: { name: 'A' } })
+      .expect(200);
 
     // Everything reaches the unfiltered endpoint; the last event is a barrier for the filtered one.
     await receiver.waitFor((r) => r.filter(at('/everything')).length === 7);
@@ -150,7 +160,7 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
     expect(await log(org, `?endpointId=${off.id}`)).toEqual([]);
   });
 
-  it("never lets a dead endpoint delay a healthy one on the same host", async () => {
+  it('never lets a dead endpoint delay a healthy one on the same host', async () => {
     const org = await createOrganization(t);
     const dead = await addEndpoint(org, '/dead');
     await addEndpoint(org, '/healthy');
@@ -197,13 +207,20 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
     const before = receiver.received.length;
 
     // Nothing matches these filters: nothing is sent.
-    const none = await t.http().post(`${WEBHOOKS_PATH}/replay`).set(bearer(org.adminKey)).send({ since, webhookTypes: ['nft'] }).expect(202);
+    const none = await t
+      .http()
+      .post(`${WEBHOOKS_PATH}/replay`)
+      .set(bearer(org.adminKey))
+      .send({ since, webhookTypes: ['nft'] })
+      .expect(202);
     expect(none.body).toEqual({ count: 0 });
 
     failing = false;
     const res = await t.http().post(`${WEBHOOKS_PATH}/replay`).set(bearer(org.adminKey)).send({ since, endpointId: flaky.id }).expect(202);
     expect(res.body).toEqual({ count: 2 });
-    await receiver.waitFor((r) => r.slice(before).filter((w) => w.path === '/flaky' && w.headers['x-service-webhook-hmac'] !== undefined).length === 2);
+    await receiver.waitFor(
+      (r) => r.slice(before).filter((w) => w.path === '/flaky' && w.headers['x-service-webhook-hmac'] !== undefined).length === 2,
+    );
     const replayed = receiver.received.slice(before);
     expect(replayed.map((w) => w.body.id).sort()).toEqual([...failedIds].sort());
     expect(replayed.every((w) => signatureIsValid(w, flaky.secret))).toBe(true);
@@ -212,11 +229,18 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
       (rows) => rows.every((row) => row.status === 'succeeded'),
     );
     // `status: all` sends the succeeded ones again too; the other endpoint's, here.
-    const all = await t.http().post(`${WEBHOOKS_PATH}/replay`).set(bearer(org.adminKey)).send({ since, status: 'all', endpointId: other.id }).expect(202);
+    const all = await t
+      .http()
+      .post(`${WEBHOOKS_PATH}/replay`)
+      .set(bearer(org.adminKey))
+      .send({ since, status: 'all', endpointId: other.id })
+      .expect(202);
     expect(all.body).toEqual({ count: 2 });
 
     const audit = await t.http().get('/api/organization/v1/current-organization/audit-log').set(bearer(org.adminKey)).expect(200);
-    const replays = (audit.body.entries as { action: string; changes: Record<string, { to: unknown }> }[]).filter((e) => e.action === 'webhook.replay');
+    const replays = (audit.body.entries as { action: string; changes: Record<string, { to: unknown }> }[]).filter(
+      (e) => e.action === 'webhook.replay',
+    );
     expect(replays.map((e) => e.changes.count.to).sort()).toEqual([0, 2, 2]);
     expect(replays.some((e) => e.changes.endpointId.to === flaky.id)).toBe(true);
   });
@@ -225,7 +249,12 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
     const org = await createOrganization(t);
     const endpoint = await addEndpoint(org, '/big');
     const since = new Date(Date.now() - 3_600_000).toISOString();
-    const post = (body: unknown, key = org.adminKey) => t.http().post(`${WEBHOOKS_PATH}/replay`).set(bearer(key)).send(body as object);
+    const post = (body: unknown, key = org.adminKey) =>
+      t
+        .http()
+        .post(`${WEBHOOKS_PATH}/replay`)
+        .set(bearer(key))
+        .send(body as object);
 
     expectProblem(await post({}), 400, 'VALIDATION_FAILED');
     expectProblem(await post({ since: 'yesterday' }), 400, 'VALIDATION_FAILED');
@@ -247,7 +276,9 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
     );
     const tooLarge = await post({ since });
     expectProblem(tooLarge, 422, 'REPLAY_TOO_LARGE');
-    const stillFailed = await sql(`select count(*)::int as n from webhook_delivery where organization_id = ? and status = 'failed'`, [org.id]);
+    const stillFailed = await sql(`select count(*)::int as n from webhook_delivery where organization_id = ? and status = 'failed'`, [
+      org.id,
+    ]);
     expect(stillFailed[0].n).toBe(10001);
     expect(receiver.received).toEqual([]);
   });
@@ -292,10 +323,21 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
       () => log(org, `?endpointId=${doomed.id}`),
       (rows) => rows[0]?.status === 'failed',
     );
-    const detail = await t.http().get(`${WEBHOOKS_PATH}/${webhook.id as string}`).set(bearer(org.adminKey)).expect(200);
+    const detail = await t
+      .http()
+      .get(`${WEBHOOKS_PATH}/${webhook.id as string}`)
+      .set(bearer(org.adminKey))
+      .expect(200);
     expect(detail.body.attempts.at(-1).error).toMatch(/endpoint was deleted/);
     // No request reached the receiver after the deletion (allowing for one already in flight).
     expect(receiver.received.filter((w) => w.receivedAt > deletedAt + 500)).toEqual([]);
-    expectProblem(await t.http().post(`${WEBHOOKS_PATH}/${webhook.id as string}/redeliver`).set(bearer(org.adminKey)), 422, 'WEBHOOK_ENDPOINT_DELETED');
+    expectProblem(
+      await t
+        .http()
+        .post(`${WEBHOOKS_PATH}/${webhook.id as string}/redeliver`)
+        .set(bearer(org.adminKey)),
+      422,
+      'WEBHOOK_ENDPOINT_DELETED',
+    );
   });
 });

@@ -27,7 +27,10 @@ function standardVerifies(webhook: ReceivedWebhook, secret: string): boolean {
 
 /** The seed header with the previous secret, written independently of the service's signer. */
 function previousSeedHeaderValid(webhook: ReceivedWebhook, secret: string): boolean {
-  return signatureIsValid({ ...webhook, headers: { 'x-service-webhook-hmac': webhook.headers['x-service-webhook-hmac-previous'] } }, secret);
+  return signatureIsValid(
+    { ...webhook, headers: { 'x-service-webhook-hmac': webhook.headers['x-service-webhook-hmac-previous'] } },
+    secret,
+  );
 }
 
 describe('Standard Webhooks signatures and secret rotation', () => {
@@ -88,13 +91,20 @@ describe('Standard Webhooks signatures and secret rotation', () => {
       expect(signatureIsValid(webhook, OLD_SECRET)).toBe(true);
       expect(standardVerifies(webhook, NEW_SECRET)).toBe(false);
       // A tampered body fails the library's check.
-      expect(standardVerifies({ ...webhook, raw: Buffer.from(webhook.raw.toString('utf8').replace('create', 'update')) }, OLD_SECRET)).toBe(false);
+      expect(standardVerifies({ ...webhook, raw: Buffer.from(webhook.raw.toString('utf8').replace('create', 'update')) }, OLD_SECRET)).toBe(
+        false,
+      );
     }
   });
 
   it('validates the rotation request and changes nothing on a refusal', async () => {
     const org = await createOrganization(t);
-    const rotate = (body: unknown) => t.http().post(ROTATE_PATH).set(bearer(org.adminKey)).send(body as object);
+    const rotate = (body: unknown) =>
+      t
+        .http()
+        .post(ROTATE_PATH)
+        .set(bearer(org.adminKey))
+        .send(body as object);
 
     // No secret yet: there is nothing to rotate.
     expectProblem(await rotate({}), 422, 'WEBHOOK_CONFIG_INCOMPLETE');
@@ -107,7 +117,7 @@ describe('Standard Webhooks signatures and secret rotation', () => {
       { sharedSecret: 'too-short' },
       { sharedSecret: 'x'.repeat(257) },
       { sharedSecret: null },
-      { sharedSecret: 12345678901234567 },
+      { sharedSecret: 1234567890123456 },
       { previousSecretValidSeconds: -1 },
       { previousSecretValidSeconds: 604_801 },
       { previousSecretValidSeconds: 1.5 },
@@ -142,7 +152,9 @@ describe('Standard Webhooks signatures and secret rotation', () => {
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 86_400_000 + 1000);
 
     const config = await t.http().get(CONFIG_PATH).set(bearer(org.adminKey)).expect(200);
-    expect(config.body).toEqual(expect.objectContaining({ hasSharedSecret: true, previousSecretExpiresAtUtc: res.body.previousSecretExpiresAtUtc }));
+    expect(config.body).toEqual(
+      expect.objectContaining({ hasSharedSecret: true, previousSecretExpiresAtUtc: res.body.previousSecretExpiresAtUtc }),
+    );
     expect(JSON.stringify(config.body)).not.toContain(generated);
 
     // Sealed at rest, both of them: neither appears in the table.
@@ -153,7 +165,12 @@ describe('Standard Webhooks signatures and secret rotation', () => {
     expect(JSON.stringify(row)).not.toContain(OLD_SECRET);
 
     // A given secret is not echoed.
-    const given = await t.http().post(ROTATE_PATH).set(bearer(org.adminKey)).send({ sharedSecret: NEW_SECRET, previousSecretValidSeconds: 60 }).expect(200);
+    const given = await t
+      .http()
+      .post(ROTATE_PATH)
+      .set(bearer(org.adminKey))
+      .send({ sharedSecret: NEW_SECRET, previousSecretValidSeconds: 60 })
+      .expect(200);
     expect(Object.keys(given.body)).toEqual(['previousSecretExpiresAtUtc']);
 
     const audit = await t.http().get(AUDIT_PATH).set(bearer(org.adminKey)).query({ pageSize: 1000 }).expect(200);
@@ -168,7 +185,12 @@ describe('Standard Webhooks signatures and secret rotation', () => {
     expect(t.logs.join('\n')).not.toContain(generated);
 
     // PATCH replaces at once: no previous secret any more, in the answer, at rest, and on the wire.
-    const patched = await t.http().patch(CONFIG_PATH).set(bearer(org.adminKey)).send({ sharedSecret: 'patched-shared-secret-03' }).expect(200);
+    const patched = await t
+      .http()
+      .patch(CONFIG_PATH)
+      .set(bearer(org.adminKey))
+      .send({ sharedSecret: 'patched-shared-secret-03' })
+      .expect(200);
     expect(patched.body.previousSecretExpiresAtUtc).toBeNull();
     expect((await configRow(org)).previous_shared_secret_sealed).toBeNull();
     const afterPatch = await t.http().get(AUDIT_PATH).set(bearer(org.adminKey)).query({ pageSize: 1000 }).expect(200);

@@ -49,7 +49,8 @@ describe('webhook delivery engine', () => {
     expect(signatureIsValid(received[1], SECRET)).toBe(true);
     const done = await waitUntil(
       () => detail(org, id),
-      (res) => res.body.status === 'succeeded' && res.body.attempts.every((a: { responseStatus: number | null }) => a.responseStatus === 200),
+      (res) =>
+        res.body.status === 'succeeded' && res.body.attempts.every((a: { responseStatus: number | null }) => a.responseStatus === 200),
     );
     expect(done.body.attemptCount).toBe(2);
   });
@@ -60,10 +61,10 @@ describe('webhook delivery engine', () => {
     await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET });
     await configureWebhooks(t, other, { url: receiver.url, sharedSecret: 'another-secret-000001' });
     // A sealed value moved from another row does not open here (it is bound to its organization).
-    await sql('update webhook_config set shared_secret_sealed = (select shared_secret_sealed from webhook_config where organization_id = ?) where organization_id = ?', [
-      other.id,
-      org.id,
-    ]);
+    await sql(
+      'update webhook_config set shared_secret_sealed = (select shared_secret_sealed from webhook_config where organization_id = ?) where organization_id = ?',
+      [other.id, org.id],
+    );
     await createWallet(t, org);
 
     const failed = await waitUntil(
@@ -73,7 +74,9 @@ describe('webhook delivery engine', () => {
     const id = failed.body.webhooks[0].id as string;
     const log = await detail(org, id);
     expect(log.body).toEqual(expect.objectContaining({ status: 'failed', attemptCount: 1, nextAttemptAtUtc: null }));
-    expect(log.body.attempts).toEqual([expect.objectContaining({ attempt: 1, responseStatus: null, error: expect.stringMatching(/shared secret cannot be opened/) })]);
+    expect(log.body.attempts).toEqual([
+      expect.objectContaining({ attempt: 1, responseStatus: null, error: expect.stringMatching(/shared secret cannot be opened/) }),
+    ]);
     expect(receiver.received).toHaveLength(0);
   });
 
@@ -94,7 +97,9 @@ describe('webhook delivery engine', () => {
     // Every attempt made before the configuration went reached the receiver; the one after it is the last.
     expect(attempts.length).toBe(receiver.received.length + 1);
     expect(attempts.length).toBeLessThan(4);
-    expect(attempts[attempts.length - 1]).toEqual(expect.objectContaining({ responseStatus: null, error: expect.stringMatching(/no url/) }));
+    expect(attempts[attempts.length - 1]).toEqual(
+      expect.objectContaining({ responseStatus: null, error: expect.stringMatching(/no url/) }),
+    );
   });
 
   it("recovery is fair: one organization's 1,000 stuck events do not hold back another organization's", async () => {
@@ -121,7 +126,10 @@ describe('webhook delivery engine', () => {
     const [delivered] = await receiver.waitFor((r) => r.length >= 1, 20_000);
     expect(delivered.body).toEqual(expect.objectContaining({ id: quietEvent.id, resourceId: quietEvent.resource_id }));
     // The busy organization's backlog is recovered too, a bounded share per pass.
-    const [{ n }] = await sql<{ n: number }[]>('select count(*)::int as n from domain_event where organization_id = ? and processed_at is not null', [busy.id]);
+    const [{ n }] = await sql<{ n: number }[]>(
+      'select count(*)::int as n from domain_event where organization_id = ? and processed_at is not null',
+      [busy.id],
+    );
     expect(n).toBeGreaterThan(0);
     expect(queued.length).toBeLessThan(1001);
   });
@@ -142,11 +150,11 @@ describe('webhook delivery engine', () => {
       },
       () => entered,
     );
-    expect(await reconciler.withLock(async () => 'second')).toBeNull();
+    expect(await reconciler.withLock(() => Promise.resolve('second'))).toBeNull();
     release();
     expect(await holding).toBe('first');
     await waitUntil(
-      () => reconciler.withLock(async () => 'after'),
+      () => reconciler.withLock(() => Promise.resolve('after')),
       (result) => result === 'after',
     );
   });

@@ -28,8 +28,8 @@ function startWorker(env: Record<string, string | undefined>): Promise<ChildProc
         resolve(child);
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.on('exit', (code) => reject(new Error(`worker exited with ${code}: ${output.slice(-2000)}`)));
   });
 }
@@ -61,7 +61,13 @@ describe('webhook delivery under faults', () => {
       receiver.behaviour = () => ({ status: 200 });
       const more = await Promise.all(Array.from({ length: 5 }, (_, i) => createWallet(t, org, `after${i}`)));
 
-      const delivered = () => new Set(receiver.received.filter((_, i) => i >= 0).filter((w) => w.headers['x-service-webhook-attempt'] !== undefined).map((w) => w.body.resourceId));
+      const delivered = () =>
+        new Set(
+          receiver.received
+            .filter((_, i) => i >= 0)
+            .filter((w) => w.headers['x-service-webhook-attempt'] !== undefined)
+            .map((w) => w.body.resourceId),
+        );
       await waitUntil(
         () => t.http().get(`${WEBHOOKS_PATH}?status=succeeded`).set(bearer(org.adminKey)),
         (res) => res.body.webhooks.length === 15,
@@ -241,7 +247,11 @@ describe('webhook delivery under faults', () => {
       expect(received[1].raw.equals(received[0].raw)).toBe(true);
       expect(received[1].headers['x-service-webhook-attempt']).toBe('2');
       const detail = await waitUntil(
-        () => api.http().get(`${WEBHOOKS_PATH}/${received[0].body.id}`).set(bearer(org.adminKey)),
+        () =>
+          api
+            .http()
+            .get(`${WEBHOOKS_PATH}/${String(received[0].body.id)}`)
+            .set(bearer(org.adminKey)),
         (res) => res.body.status === 'succeeded',
       );
       expect(detail.body.attempts[0].error).toMatch(/worker stopped/);

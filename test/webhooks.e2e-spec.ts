@@ -25,8 +25,7 @@ describe('webhook delivery', () => {
     await receiver.stop();
   });
 
-  const deliveryLog = (org: TestOrganization, query = '') =>
-    t.http().get(`${WEBHOOKS_PATH}${query}`).set(bearer(org.adminKey)).expect(200);
+  const deliveryLog = (org: TestOrganization, query = '') => t.http().get(`${WEBHOOKS_PATH}${query}`).set(bearer(org.adminKey)).expect(200);
 
   it('sends a signed webhook with the exact body, key order and headers of the contract', async () => {
     const org = await createOrganization(t);
@@ -61,7 +60,11 @@ describe('webhook delivery', () => {
     expect(webhook.headers['user-agent']).toMatch(/nft-wallet-webhooks/);
 
     // The resource named by the webhook can be fetched, as seed section 6 recommends.
-    await t.http().get(`/v1/wallets/${webhook.body.resourceId}`).set(bearer(org.adminKey)).expect(200);
+    await t
+      .http()
+      .get(`/v1/wallets/${String(webhook.body.resourceId)}`)
+      .set(bearer(org.adminKey))
+      .expect(200);
 
     const log = await waitUntil(
       () => deliveryLog(org),
@@ -84,7 +87,11 @@ describe('webhook delivery', () => {
       nextAttemptAtUtc: null,
       lastResponseStatus: 200,
     });
-    const detail = await t.http().get(`${WEBHOOKS_PATH}/${webhook.body.id}`).set(bearer(org.adminKey)).expect(200);
+    const detail = await t
+      .http()
+      .get(`${WEBHOOKS_PATH}/${String(webhook.body.id)}`)
+      .set(bearer(org.adminKey))
+      .expect(200);
     expect(detail.body.payload).toEqual(webhook.body);
     expect(detail.body.attempts).toEqual([
       { attempt: 1, startedAtUtc: expect.stringMatching(/\+00:00$/), durationMs: expect.any(Number), responseStatus: 200, error: null },
@@ -103,7 +110,12 @@ describe('webhook delivery', () => {
       .expect(201);
     await receiver.waitFor((r) => r.some((w) => w.body.resourceId === token.body.id));
     // Let a straggler show itself if the filter were broken: a second subscribed event is a barrier.
-    await t.http().patch(`/v1/tokens/${token.body.id}`).set(bearer(org.adminKey)).send({ metadata: { name: 'Renamed' } }).expect(200);
+    await t
+      .http()
+      .patch(`/v1/tokens/${token.body.id}`)
+      .set(bearer(org.adminKey))
+      .send({ metadata: { name: 'Renamed' } })
+      .expect(200);
     await receiver.waitFor((r) => r.some((w) => w.body.action === 'update'));
     expect(receiver.received.map((w) => w.body.resourceType)).toEqual(['Token', 'Token']);
     expect(receiver.received[1].body.changes).toEqual({ name: 'Renamed' });
@@ -181,10 +193,16 @@ describe('webhook delivery', () => {
     const received = await receiver.waitFor((r) => r.length >= 2);
     expect(received[1].body.id).toBe(received[0].body.id);
     const detail = await waitUntil(
-      () => t.http().get(`${WEBHOOKS_PATH}/${received[0].body.id}`).set(bearer(org.adminKey)),
+      () =>
+        t
+          .http()
+          .get(`${WEBHOOKS_PATH}/${String(received[0].body.id)}`)
+          .set(bearer(org.adminKey)),
       (res) => res.body.status === 'succeeded',
     );
-    expect(detail.body.attempts[0]).toEqual(expect.objectContaining({ responseStatus: null, error: expect.stringMatching(/no answer within 1000 ms/) }));
+    expect(detail.body.attempts[0]).toEqual(
+      expect.objectContaining({ responseStatus: null, error: expect.stringMatching(/no answer within 1000 ms/) }),
+    );
     expect(detail.body.attempts[1].responseStatus).toBe(200);
   });
 
@@ -207,7 +225,9 @@ describe('webhook delivery', () => {
       (res) => res.body.webhooks.length === 1,
     );
     const webhook = failed.body.webhooks[0];
-    expect(webhook).toEqual(expect.objectContaining({ status: 'failed', attemptCount: 4, nextAttemptAtUtc: null, lastResponseStatus: 503 }));
+    expect(webhook).toEqual(
+      expect.objectContaining({ status: 'failed', attemptCount: 4, nextAttemptAtUtc: null, lastResponseStatus: 503 }),
+    );
     expect(receiver.received).toHaveLength(4); // 1 + the 3 retries of the test schedule
 
     // The integrator fixes its endpoint and rotates the secret, then asks for a redelivery.
@@ -235,11 +255,17 @@ describe('webhook delivery', () => {
     await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET, enabled: false, webhookTypes: ['kyc'] });
     const res = await t.http().post(`${CONFIG_PATH}/test`).set(bearer(org.adminKey)).send({}).expect(202);
     const [webhook] = await receiver.waitFor((r) => r.length >= 1);
-    expect(webhook.body).toEqual(expect.objectContaining({ id: res.body.id, resourceType: 'WebhookTest', action: 'test', organizationId: org.id, changes: null }));
+    expect(webhook.body).toEqual(
+      expect.objectContaining({ id: res.body.id, resourceType: 'WebhookTest', action: 'test', organizationId: org.id, changes: null }),
+    );
     expect(signatureIsValid(webhook, SECRET)).toBe(true);
     const detail = await t.http().get(`${WEBHOOKS_PATH}/${res.body.id}`).set(bearer(org.adminKey)).expect(200);
     expect(detail.body.webhookType).toBe('kyc');
-    expectProblem(await t.http().post(`${CONFIG_PATH}/test`).set(bearer(org.adminKey)).send({ webhookType: 'email' }), 400, 'VALIDATION_FAILED');
+    expectProblem(
+      await t.http().post(`${CONFIG_PATH}/test`).set(bearer(org.adminKey)).send({ webhookType: 'email' }),
+      400,
+      'VALIDATION_FAILED',
+    );
   });
 
   it('keeps the delivery log to admins of the organization', async () => {

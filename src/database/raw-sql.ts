@@ -12,3 +12,9 @@ export async function queryRows<T = Record<string, unknown>>(em: EntityManager, 
   const result = await knex.raw<{ rows: T[] }>(sql, params as Knex.RawBinding[]);
   return result.rows;
 }
+
+/** What `knex.raw` resolves to on PostgreSQL (pg's result), typed by the caller's row shape. */
+export interface PgResult<T> {
+  rows: T[];
+  rowCount: number | null;
+}

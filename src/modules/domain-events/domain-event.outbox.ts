@@ -1,6 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import type { Knex } from 'knex';
+import type { PgResult } from '../../database/raw-sql';
 
 /** An event the delivery worker has yet to judge (timestamps as PostgreSQL text, to keep microseconds). */
 export interface PendingEvent {
@@ -49,11 +50,11 @@ export class DomainEventOutbox {
    */
   async relay(limit: number, enqueue: (events: { id: string; organizationId: string }[]) => Promise<void>): Promise<number> {
     return this.knex.transaction(async (trx) => {
-      const claimed = await trx.raw(
+      const claimed = await trx.raw<PgResult<{ id: string; organization_id: string }>>(
         `select id, organization_id from domain_event where relayed_at is null order by created_at limit ? for update skip locked`,
         [limit],
       );
-      const rows = (claimed.rows as { id: string; organization_id: string }[]).map((r) => ({ id: r.id, organizationId: r.organization_id }));
+      const rows = claimed.rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
       if (rows.length === 0) return 0;
       await enqueue(rows);
       await trx.raw(`update domain_event set relayed_at = ? where id = any(?::uuid[])`, [new Date(), rows.map((r) => r.id)]);
@@ -65,12 +66,12 @@ export class DomainEventOutbox {
   async pending(ids: readonly string[]): Promise<Map<string, PendingEvent>> {
     const out = new Map<string, PendingEvent>();
     if (ids.length === 0) return out;
-    const result = await this.knex.raw(
+    const result = await this.knex.raw<PgResult<PendingRow>>(
       `select id, organization_id, webhook_type, resource_type, resource_id, action, changes, contract_address, created_at
          from domain_event where id = any(?::uuid[]) and processed_at is null`,
       [[...ids]],
     );
-    for (const r of result.rows as PendingRow[]) {
+    for (const r of result.rows) {
       out.set(r.id, {
         id: r.id,
         organizationId: r.organization_id,
@@ -93,11 +94,11 @@ export class DomainEventOutbox {
    */
   async markProcessed(trx: Knex, ids: readonly string[], at: Date): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const result = await trx.raw(
+    const result = await trx.raw<PgResult<{ id: string }>>(
       `update domain_event set processed_at = ? where id = any(?::uuid[]) and processed_at is null returning id`,
       [at, [...ids]],
     );
-    return new Set((result.rows as { id: string }[]).map((r) => r.id));
+    return new Set(result.rows.map((r) => r.id));
   }
 
   /**
@@ -106,7 +107,7 @@ export class DomainEventOutbox {
    * others' recovery.
    */
   async stuck(cutoff: Date, limit: number, perOrganization: number): Promise<{ id: string; organizationId: string }[]> {
-    const result = await this.knex.raw(
+    const result = await this.knex.raw<PgResult<{ id: string; organization_id: string }>>(
       `select id, organization_id from (
          select id, organization_id, created_at,
                 row_number() over (partition by organization_id order by created_at) as n
@@ -115,7 +116,7 @@ export class DomainEventOutbox {
        ) s where n <= ? order by n, created_at limit ?`,
       [cutoff, perOrganization, limit],
     );
-    return (result.rows as { id: string; organization_id: string }[]).map((r) => ({ id: r.id, organizationId: r.organization_id }));
+    return result.rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
   }
 
   /**
@@ -126,7 +127,7 @@ export class DomainEventOutbox {
   async prune(before: Date, batch: number): Promise<number> {
     let total = 0;
     for (;;) {
-      const result = await this.knex.raw(
+      const result = await this.knex.raw<PgResult<never>>(
         `delete from domain_event where id in (
            select id from domain_event where processed_at is not null and created_at < ? order by id limit ?)`,
         [before, batch],
@@ -139,8 +140,10 @@ export class DomainEventOutbox {
 
   /** Seconds since the oldest event not yet judged was committed (0 when none). */
   async lagSeconds(): Promise<number> {
-    const result = await this.knex.raw(`select min(created_at) as oldest from domain_event where processed_at is null`);
-    const oldest = (result.rows as { oldest: Date | null }[])[0]?.oldest;
+    const result = await this.knex.raw<PgResult<{ oldest: Date | null }>>(
+      `select min(created_at) as oldest from domain_event where processed_at is null`,
+    );
+    const oldest = result.rows[0]?.oldest;
     return oldest ? Math.max(0, (Date.now() - new Date(oldest).getTime()) / 1000) : 0;
   }
 }

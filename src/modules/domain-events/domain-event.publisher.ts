@@ -25,7 +25,9 @@ export class DomainEventPublisher {
   publish(em: EntityManager, organizationId: string, event: WithContract<DomainEventInput | ExtensionEventInput>): DomainEvent {
     if (!BUILT_IN_RESOURCE_TYPES.includes(event.resourceType) && !isDeclaredEvent(event.webhookType, event.resourceType, event.action)) {
       // A programming error, not bad input: the module forgot to declare what it publishes.
-      throw new Error(`Undeclared domain event ${event.webhookType}/${event.resourceType}.${event.action}: declare it in the module's extension definition.`);
+      throw new Error(
+        `Undeclared domain event ${event.webhookType}/${event.resourceType}.${event.action}: declare it in the module's extension definition.`,
+      );
     }
     const row = new DomainEvent({
       organizationId,

@@ -26,7 +26,7 @@ export class TokensService {
     const { next: metadata } = applyMetadataPatch(emptyMetadata(), metadataInput(input.metadata));
     const token = new Token({ organizationId, contractAddress, blockchainTokenId: input.blockchainTokenId, metadata });
     try {
-      await this.em.transactional(async (em) => {
+      await this.em.transactional((em) => {
         em.persist(token);
         this.events.publish(em, organizationId, {
           webhookType: 'nft',
@@ -107,5 +107,5 @@ function metadataInput(dto: TokenMetadataRequestDto | null | undefined): TokenMe
   for (const field of METADATA_FIELDS) {
     if (dto[field] !== undefined) input[field] = dto[field];
   }
-  return input as TokenMetadataInput;
+  return input;
 }

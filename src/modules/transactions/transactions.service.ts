@@ -68,7 +68,13 @@ export class TransactionsService {
 
     return this.em.transactional(async (em) => {
       if (idempotencyKey !== undefined) {
-        const claim = await this.claimIdempotencyKey<TransactionDto>(em, organizationId, IDEMPOTENCY_SCOPE, idempotencyKey, requestFingerprint(request));
+        const claim = await this.claimIdempotencyKey<TransactionDto>(
+          em,
+          organizationId,
+          IDEMPOTENCY_SCOPE,
+          idempotencyKey,
+          requestFingerprint(request),
+        );
         if (claim.kind === 'replay') return { transaction: claim.body, replayed: true };
         if (claim.kind === 'mismatch') throw keyReused();
       }
@@ -86,7 +92,14 @@ export class TransactionsService {
       const transaction = new NftTransaction({ organizationId, type: kind.type, ...request });
       await em.getRepository(NftTransaction).insertRows([transaction]);
       await this.events.publishMany(em, organizationId, [
-        { webhookType: 'transaction', resourceType: 'Transaction', action: 'create', resourceId: transaction.id, changes: null, contractAddress },
+        {
+          webhookType: 'transaction',
+          resourceType: 'Transaction',
+          action: 'create',
+          resourceId: transaction.id,
+          changes: null,
+          contractAddress,
+        },
       ]);
       const answer = TransactionDto.from(transaction);
       if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, IDEMPOTENCY_SCOPE, idempotencyKey, answer);
@@ -130,7 +143,11 @@ export class TransactionsService {
       const pairs = unique(
         movements
           .filter((m) => knownTokens.has(m.tokenId))
-          .flatMap((m) => [m.fromWalletId, m.toWalletId].filter((w): w is string => w !== null && knownWallets.has(w)).map((w) => balanceKey(w, m.tokenId))),
+          .flatMap((m) =>
+            [m.fromWalletId, m.toWalletId]
+              .filter((w): w is string => w !== null && knownWallets.has(w))
+              .map((w) => balanceKey(w, m.tokenId)),
+          ),
       );
       // Rows the batch only credits (a mint-only batch: all of them) take their credit while being
       // locked, so they are written once; rows it debits are replayed in request order first.

@@ -1,6 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
+import type { PgResult } from '../../database/raw-sql';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { openSecret } from './secret-box';
 
@@ -65,7 +66,7 @@ export class DeliveryTargetReader {
     const unique = [...new Set(organizationIds)];
     const out = new Map<string, DeliveryTarget[]>();
     if (unique.length === 0) return out;
-    const result = await this.em.getKnex().raw(
+    const result = await this.em.getKnex().raw<PgResult<EndpointRow>>(
       `select organization_id as endpoint_id, organization_id, true as is_default, url, enabled, webhook_types,
               null::text[] as contract_addresses, shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at,
               updated_at
@@ -78,7 +79,7 @@ export class DeliveryTargetReader {
       [unique, unique],
     );
     for (const id of unique) out.set(id, []);
-    for (const row of result.rows as EndpointRow[]) (out.get(row.organization_id) as DeliveryTarget[]).push(this.toTarget(row));
+    for (const row of result.rows) (out.get(row.organization_id) as DeliveryTarget[]).push(this.toTarget(row));
     for (const [id, targets] of out) if (!targets[0]?.isDefault) targets.unshift(defaultTarget(id));
     return out;
   }

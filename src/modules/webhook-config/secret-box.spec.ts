@@ -81,12 +81,18 @@ describe('secret box (AES-256-GCM)', () => {
     expect(() => openSecret(sealed, key)).toThrow(SecretBoxError);
   });
 
-  it.each(['', 'plain-text', 'v3.k1.AAAA.AAAA.AAAA', 'v2.AAAA.AAAA.AAAA', 'v1.AAAA.AAAA', 'v1.!!!.AAAA.AAAA', 'v1.a.b.c.d', 'v2.a b.AAAA.AAAA.AAAA'])(
-    'refuses a value that is not a sealed secret: %p',
-    (value) => {
-      expect(() => openSecret(value, key)).toThrow(SecretBoxError);
-    },
-  );
+  it.each([
+    '',
+    'plain-text',
+    'v3.k1.AAAA.AAAA.AAAA',
+    'v2.AAAA.AAAA.AAAA',
+    'v1.AAAA.AAAA',
+    'v1.!!!.AAAA.AAAA',
+    'v1.a.b.c.d',
+    'v2.a b.AAAA.AAAA.AAAA',
+  ])('refuses a value that is not a sealed secret: %p', (value) => {
+    expect(() => openSecret(value, key)).toThrow(SecretBoxError);
+  });
 
   it('refuses keys that are not 32 bytes, without echoing them', () => {
     expect(() => sealSecret(secret, singleKeyring(randomBytes(16)))).toThrow(/32 bytes/);

@@ -12,7 +12,11 @@ describe('secret rotation rules', () => {
   });
 
   it('drops an older previous secret still in its window: only the newest two sign', () => {
-    const during = { sharedSecret: 'sealed-b', previousSharedSecret: 'sealed-a', previousSecretExpiresAt: new Date(now.getTime() + 60_000) };
+    const during = {
+      sharedSecret: 'sealed-b',
+      previousSharedSecret: 'sealed-a',
+      previousSecretExpiresAt: new Date(now.getTime() + 60_000),
+    };
     expect(rotateSecretSlots(during, 'sealed-c', 10, now)?.slots).toEqual({
       sharedSecret: 'sealed-c',
       previousSharedSecret: 'sealed-b',

@@ -9,8 +9,20 @@ import type { WebhookConfig } from './webhook-config.entity';
  * id as context. `secrets:reseal` walks them all: a new sealed column is one more line here.
  */
 export const WEBHOOK_CONFIG_SEALED_COLUMNS: readonly SealedColumn[] = [
-  { table: 'webhook_config', idColumn: 'organization_id', idType: 'uuid', column: 'shared_secret_sealed', contextColumn: 'organization_id' },
-  { table: 'webhook_config', idColumn: 'organization_id', idType: 'uuid', column: 'previous_shared_secret_sealed', contextColumn: 'organization_id' },
+  {
+    table: 'webhook_config',
+    idColumn: 'organization_id',
+    idType: 'uuid',
+    column: 'shared_secret_sealed',
+    contextColumn: 'organization_id',
+  },
+  {
+    table: 'webhook_config',
+    idColumn: 'organization_id',
+    idType: 'uuid',
+    column: 'previous_shared_secret_sealed',
+    contextColumn: 'organization_id',
+  },
   { table: 'webhook_endpoint', idColumn: 'id', idType: 'uuid', column: 'shared_secret_sealed', contextColumn: 'organization_id' },
   { table: 'webhook_endpoint', idColumn: 'id', idType: 'uuid', column: 'previous_shared_secret_sealed', contextColumn: 'organization_id' },
 ];

@@ -55,7 +55,10 @@ describe('webhook configuration rules', () => {
     const failing = { ...complete, enabled: false, disabledReason: 'failing' };
     expect(applyWebhookConfigPatch(failing, { enabled: true })).toEqual({ ...complete, enabled: true, disabledReason: null });
     expect(applyWebhookConfigPatch(failing, { enabled: false })).toEqual({ ...failing, disabledReason: null });
-    expect(applyWebhookConfigPatch(failing, { url: 'https://example.com/other' })).toEqual({ ...failing, url: 'https://example.com/other' });
+    expect(applyWebhookConfigPatch(failing, { url: 'https://example.com/other' })).toEqual({
+      ...failing,
+      url: 'https://example.com/other',
+    });
     expect(disabledReasonAfter('failing', undefined)).toBe('failing');
     expect(disabledReasonAfter(null, true)).toBeNull();
   });

@@ -26,7 +26,7 @@ export const DEFAULT_WEBHOOK_CONFIG: WebhookConfigState = Object.freeze({
   webhookTypes: [],
   sharedSecret: null,
   disabledReason: null,
-}) as WebhookConfigState;
+});
 
 /** What the service writes in `disabledReason` when it switches a failing endpoint off. */
 export const FAILING_DISABLED_REASON = 'failing';
@@ -97,7 +97,12 @@ export interface SecretSlots {
  * With 0 seconds the old secret stops at once and nothing is kept. Null when there is no current
  * secret to rotate.
  */
-export function rotateSecretSlots(slots: SecretSlots, next: string, validSeconds: number, now: Date): { slots: SecretSlots; previousSecretExpiresAt: Date } | null {
+export function rotateSecretSlots(
+  slots: SecretSlots,
+  next: string,
+  validSeconds: number,
+  now: Date,
+): { slots: SecretSlots; previousSecretExpiresAt: Date } | null {
   if (slots.sharedSecret === null) return null;
   const previousSecretExpiresAt = new Date(now.getTime() + validSeconds * 1000);
   const keep = validSeconds > 0;
@@ -117,7 +122,10 @@ export function replaceSecretSlots(next: string | null): SecretSlots {
 }
 
 /** When the previous secret stops signing, or null when there is none that still signs at `now`. */
-export function livePreviousSecretExpiry(slots: Pick<SecretSlots, 'previousSharedSecret' | 'previousSecretExpiresAt'>, now: Date): Date | null {
+export function livePreviousSecretExpiry(
+  slots: Pick<SecretSlots, 'previousSharedSecret' | 'previousSecretExpiresAt'>,
+  now: Date,
+): Date | null {
   if (slots.previousSharedSecret === null || slots.previousSecretExpiresAt === null) return null;
   return slots.previousSecretExpiresAt.getTime() > now.getTime() ? slots.previousSecretExpiresAt : null;
 }

@@ -93,12 +93,7 @@ export class WebhookConfigService {
    * Applies a PATCH. Input is checked before any lock is taken (the hostname lookup may take a
    * while); completeness is judged under the row lock against the state the change produces.
    */
-  async update(
-    organizationId: string,
-    input: WebhookConfigUpdate,
-    actor: AuditActor,
-    meta: RequestMeta,
-  ): Promise<WebhookConfigView> {
+  async update(organizationId: string, input: WebhookConfigUpdate, actor: AuditActor, meta: RequestMeta): Promise<WebhookConfigView> {
     if (isEmptyPatch(input)) return this.get(organizationId);
     if (typeof input.url === 'string') await this.assertAcceptableUrl(input.url);
     const sealedSecret =
@@ -129,7 +124,11 @@ export class WebhookConfigService {
       const slotsBefore = toSlots(row);
       const slotsAfter = input.sharedSecret !== undefined ? replaceSecretSlots(after.sharedSecret) : slotsBefore;
       // A new secret always counts as a change (the sealed values differ), and is shown only as redacted.
-      const changes = diffForAudit({ ...before, ...auditedSlots(slotsBefore) }, { ...after, ...auditedSlots(slotsAfter) }, SECRET_SLOT_FIELDS);
+      const changes = diffForAudit(
+        { ...before, ...auditedSlots(slotsBefore) },
+        { ...after, ...auditedSlots(slotsAfter) },
+        SECRET_SLOT_FIELDS,
+      );
       if (Object.keys(changes).length === 0) return toView(row);
 
       row.url = after.url;
@@ -194,15 +193,15 @@ export class WebhookConfigService {
       () => this.em.fork().getRepository(WebhookEndpoint).erasePreviousSecretsExpiredBy(now),
     ];
     let erased = 0;
-    let failure: unknown = null;
+    const failures: unknown[] = [];
     for (const erase of erasers) {
       try {
         erased += await erase();
       } catch (error) {
-        failure ??= error;
+        failures.push(error);
       }
     }
-    if (failure !== null) throw failure;
+    if (failures.length > 0) throw failures[0] instanceof Error ? failures[0] : new Error(String(failures[0]));
     return erased;
   }
 

@@ -22,10 +22,7 @@ export class WebhookEndpointRepository extends EntityRepository<WebhookEndpoint>
 
   /** Up to `limit` endpoints of the organization after `afterId`, in id (creation) order. */
   page(organizationId: string, afterId: string | null, limit: number): Promise<WebhookEndpoint[]> {
-    return this.find(
-      afterId === null ? { organizationId } : { organizationId, id: { $gt: afterId } },
-      { orderBy: { id: 'asc' }, limit },
-    );
+    return this.find(afterId === null ? { organizationId } : { organizationId, id: { $gt: afterId } }, { orderBy: { id: 'asc' }, limit });
   }
 
   /**
@@ -33,7 +30,10 @@ export class WebhookEndpointRepository extends EntityRepository<WebhookEndpoint>
    * is waited for and judged after it (the condition is re-read under the row lock).
    */
   async disableIfEnabled(organizationId: string, id: string, reason: string, now: Date): Promise<boolean> {
-    const updated = await this.nativeUpdate({ id, organizationId, enabled: true }, { enabled: false, disabledReason: reason, updatedAt: now });
+    const updated = await this.nativeUpdate(
+      { id, organizationId, enabled: true },
+      { enabled: false, disabledReason: reason, updatedAt: now },
+    );
     return updated > 0;
   }
 

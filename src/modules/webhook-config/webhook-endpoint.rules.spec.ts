@@ -88,7 +88,9 @@ describe('webhook endpoint rules', () => {
         contractAddresses: null,
         disabledReason: null,
       });
-      expect(newEndpointState({ url: 'https://a.example/', enabled: false, webhookTypes: [], contractAddresses: [LOWER] }).enabled).toBe(false);
+      expect(newEndpointState({ url: 'https://a.example/', enabled: false, webhookTypes: [], contractAddresses: [LOWER] }).enabled).toBe(
+        false,
+      );
     });
   });
 
@@ -105,7 +107,10 @@ describe('webhook endpoint rules', () => {
     });
 
     it('normalizes the types it sets', () => {
-      expect(applyEndpointPatch(state, { webhookTypes: ['custodialAccount', 'payment'] }).webhookTypes).toEqual(['payment', 'custodialAccount']);
+      expect(applyEndpointPatch(state, { webhookTypes: ['custodialAccount', 'payment'] }).webhookTypes).toEqual([
+        'payment',
+        'custodialAccount',
+      ]);
     });
 
     it("drops the service's disabled reason whenever it sets enabled", () => {
@@ -154,7 +159,15 @@ describe('webhook endpoint rules', () => {
       expect(
         defaultEndpointView(
           ORG,
-          { url: null, enabled: false, webhookTypes: [], hasSharedSecret: false, previousSecretExpiresAt: null, disabledReason: 'failing', updatedAt },
+          {
+            url: null,
+            enabled: false,
+            webhookTypes: [],
+            hasSharedSecret: false,
+            previousSecretExpiresAt: null,
+            disabledReason: 'failing',
+            updatedAt,
+          },
           createdAt,
         ),
       ).toEqual({

@@ -65,14 +65,20 @@ export function endpointLimitReached(otherEndpoints: number): boolean {
  * (`filters.contractAddresses[3]`); a mixed-case address with a wrong EIP-55 checksum is refused
  * like any other typo (see common/evm-address.ts).
  */
-export function parseContractAddressFilter(inputs: readonly unknown[] | null | undefined, field = 'filters.contractAddresses'): string[] | null {
+export function parseContractAddressFilter(
+  inputs: readonly unknown[] | null | undefined,
+  field = 'filters.contractAddresses',
+): string[] | null {
   if (inputs === null || inputs === undefined) return null;
   const errors: FieldError[] = [];
   const unique = new Set<string>();
   inputs.forEach((input, index) => {
     const normalized = typeof input === 'string' ? normalizeAddress(input) : null;
     if (normalized === null) {
-      errors.push({ field: `${field}[${index}]`, message: 'must be a 0x-prefixed 20-byte hex address; mixed case must be a valid EIP-55 checksum' });
+      errors.push({
+        field: `${field}[${index}]`,
+        message: 'must be a 0x-prefixed 20-byte hex address; mixed case must be a valid EIP-55 checksum',
+      });
     } else {
       unique.add(normalized);
     }

@@ -45,7 +45,7 @@ export class WebhookEndpointsController {
   @ApiOkResponse({ type: WebhookEndpointPageDto })
   async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: PageQueryDto): Promise<WebhookEndpointPageDto> {
     const page = await this.endpoints.list(key.organizationId, query.pageSize, query.pageKey);
-    return { endpoints: page.items.map(WebhookEndpointDto.from), nextPageKey: page.nextPageKey };
+    return { endpoints: page.items.map((endpoint) => WebhookEndpointDto.from(endpoint)), nextPageKey: page.nextPageKey };
   }
 
   @Post()
@@ -57,7 +57,9 @@ export class WebhookEndpointsController {
       '`enabled` defaults to true.',
   })
   @ApiCreatedResponse({ type: CreatedWebhookEndpointDto })
-  @ApiBadRequestResponse({ description: 'VALIDATION_FAILED (e.g. a url the deployment refuses) or INVALID_ADDRESS naming each bad contract address.' })
+  @ApiBadRequestResponse({
+    description: 'VALIDATION_FAILED (e.g. a url the deployment refuses) or INVALID_ADDRESS naming each bad contract address.',
+  })
   @ApiUnprocessableEntityResponse({ description: 'ENDPOINT_LIMIT_REACHED: the organization already has 20 endpoints.' })
   async create(
     @CurrentKey() key: ApiKeyPrincipal,

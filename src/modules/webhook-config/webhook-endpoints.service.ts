@@ -10,7 +10,13 @@ import { AuditActor, AuditService } from '../audit/audit.service';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { sealSecret } from './secret-box';
 import { WebhookConfig } from './webhook-config.entity';
-import { DEFAULT_PREVIOUS_SECRET_VALID_SECONDS, replaceSecretSlots, rotateSecretSlots, SECRET_SLOT_FIELDS, SecretSlots } from './webhook-config.rules';
+import {
+  DEFAULT_PREVIOUS_SECRET_VALID_SECONDS,
+  replaceSecretSlots,
+  rotateSecretSlots,
+  SECRET_SLOT_FIELDS,
+  SecretSlots,
+} from './webhook-config.rules';
 import { generateSharedSecret, SecretRotation, WebhookConfigService } from './webhook-config.service';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';

@@ -4,9 +4,9 @@ describe('MicroBatch', () => {
   it('sends a full batch at once and answers each item with its own result', async () => {
     const batches: number[][] = [];
     const batch = new MicroBatch<number, number>(
-      async (items) => {
+      (items) => {
         batches.push(items);
-        return items.map((n) => n * 10);
+        return Promise.resolve(items.map((n) => n * 10));
       },
       { maxItems: 3, maxWaitMs: 60_000 },
     );
@@ -18,9 +18,9 @@ describe('MicroBatch', () => {
   it('sends a partial batch after the wait, and per-item promises settle on their own', async () => {
     const batches: string[][] = [];
     const batch = new MicroBatch<string, string>(
-      async (items) => {
+      (items) => {
         batches.push(items);
-        return items.map((s) => (s === 'bad' ? Promise.reject(new Error(s)) : Promise.resolve(s.toUpperCase())));
+        return Promise.resolve(items.map((s) => (s === 'bad' ? Promise.reject(new Error(s)) : Promise.resolve(s.toUpperCase()))));
       },
       { maxItems: 100, maxWaitMs: 5 },
     );
@@ -32,12 +32,7 @@ describe('MicroBatch', () => {
   });
 
   it('rejects every item of a batch whose handler fails', async () => {
-    const batch = new MicroBatch<number, number>(
-      async () => {
-        throw new Error('database down');
-      },
-      { maxItems: 2, maxWaitMs: 1 },
-    );
+    const batch = new MicroBatch<number, number>(() => Promise.reject(new Error('database down')), { maxItems: 2, maxWaitMs: 1 });
     await expect(Promise.all([batch.add(1), batch.add(2)])).rejects.toThrow('database down');
     await expect(batch.add(3)).rejects.toThrow('database down');
   });

@@ -1,5 +1,5 @@
 import { EntityRepository } from '@mikro-orm/postgresql';
-import { queryRows } from '../../database/raw-sql';
+import { PgResult, queryRows } from '../../database/raw-sql';
 import type { Knex } from 'knex';
 import type { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookAttempt } from './webhook-attempt.entity';
@@ -18,6 +18,21 @@ export interface DeliveryState {
   lastAttemptAt: string | null;
   nextAttemptAt: string | null;
   eventCreatedAt: string;
+}
+
+interface StateRow {
+  id: string;
+  organization_id: string;
+  endpoint_id: string;
+  event_id: string;
+  status: DeliveryStatus;
+  payload: string;
+  resource_type: string;
+  attempt_count: number;
+  cycle_start_attempt: number;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  event_created_at: string;
 }
 
 /** A webhook judged from its event, created claimed (attempt 1 in flight) or waiting for a slot. */
@@ -62,12 +77,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
   }
 
   /** Newest first, keyset on the time-ordered id. */
-  page(
-    organizationId: string,
-    filter: { status?: DeliveryStatus; endpointId?: string },
-    before: string | null,
-    limit: number,
-  ) {
+  page(organizationId: string, filter: { status?: DeliveryStatus; endpointId?: string }, before: string | null, limit: number) {
     return this.find(
       {
         organizationId,
@@ -91,7 +101,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
   async states(ids: readonly string[]): Promise<Map<string, DeliveryState>> {
     const out = new Map<string, DeliveryState>();
     if (ids.length === 0) return out;
-    const result = await this.knex.raw(
+    const result = await this.knex.raw<PgResult<StateRow>>(
       `select id, organization_id, endpoint_id, event_id, status, payload, resource_type, attempt_count, cycle_start_attempt,
               last_attempt_at, next_attempt_at, event_created_at
          from webhook_delivery where id = any(?::uuid[])`,
@@ -173,7 +183,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
   ): Promise<Map<string, { attempt: number; cycleStartAttempt: number }>> {
     const out = new Map<string, { attempt: number; cycleStartAttempt: number }>();
     if (rows.length === 0) return out;
-    const result = await this.knex.raw(
+    const result = await this.knex.raw<PgResult<{ id: string; attempt_count: number; cycle_start_attempt: number }>>(
       `with d as (
          update webhook_delivery w set attempt_count = w.attempt_count + 1, last_attempt_at = ?, next_attempt_at = ?
            from unnest(?::uuid[], ?::int[]) as u(id, expected)
@@ -216,7 +226,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
    */
   async recordResults(rows: readonly AttemptResult[]): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
-    const result = await this.knex.raw(
+    const result = await this.knex.raw<PgResult<{ id: string }>>(
       `with u as (
          select * from unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[],
                               ?::uuid[], ?::uuid[])
@@ -258,7 +268,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         rows.map((r) => r.endpointId),
       ] as never[],
     );
-    return new Set((result.rows as { id: string }[]).map((r) => r.id));
+    return new Set(result.rows.map((r) => r.id));
   }
 
   /**
@@ -280,11 +290,11 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
       conditions.push('webhook_type = any(?::text[])');
       params.push([...filter.webhookTypes]);
     }
-    const result = await this.knex.raw(
+    const result = await this.knex.raw<PgResult<{ id: string }>>(
       `select id from webhook_delivery where ${conditions.join(' and ')} order by id desc limit ?`,
       [...params, limit] as never[],
     );
-    return (result.rows as { id: string }[]).map((r) => r.id);
+    return result.rows.map((r) => r.id);
   }
 
   /**
@@ -313,13 +323,13 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     minFailedWebhooks: number,
   ): Promise<{ organizationId: string; endpointId: string; failingSince: Date }[]> {
     // The database's clock, the one that wrote failing_since.
-    const result = await this.knex.raw(
+    const result = await this.knex.raw<PgResult<{ organization_id: string; endpoint_id: string; failing_since: Date }>>(
       `select organization_id, endpoint_id, failing_since from webhook_endpoint_health
         where failing_since <= now() - ? * interval '1 millisecond' and failed_webhooks >= ?
         order by failing_since limit 1000`,
       [forMs, minFailedWebhooks],
     );
-    return (result.rows as { organization_id: string; endpoint_id: string; failing_since: Date }[]).map((r) => ({
+    return result.rows.map((r) => ({
       organizationId: r.organization_id,
       endpointId: r.endpoint_id,
       failingSince: new Date(r.failing_since),
@@ -331,8 +341,13 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
    * time written by a clock that ran ahead), oldest first but at most `perOrganization` from each
    * organization, so one organization's backlog cannot starve the others' recovery.
    */
-  async overdue(cutoff: Date, skewedAfter: Date, limit: number, perOrganization: number): Promise<{ id: string; organizationId: string }[]> {
-    const result = await this.knex.raw(
+  async overdue(
+    cutoff: Date,
+    skewedAfter: Date,
+    limit: number,
+    perOrganization: number,
+  ): Promise<{ id: string; organizationId: string }[]> {
+    const result = await this.knex.raw<PgResult<{ id: string; organization_id: string }>>(
       `select id, organization_id from (
          select id, organization_id, next_attempt_at,
                 row_number() over (partition by organization_id order by next_attempt_at) as n
@@ -341,7 +356,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
        ) s where n <= ? order by n, next_attempt_at limit ?`,
       [cutoff, skewedAfter, perOrganization, limit],
     );
-    return (result.rows as { id: string; organization_id: string }[]).map((r) => ({ id: r.id, organizationId: r.organization_id }));
+    return result.rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
   }
 
   /**
@@ -353,7 +368,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     let total = 0;
     for (;;) {
       const started = performance.now();
-      const result = await this.knex.raw(
+      const result = await this.knex.raw<PgResult<never>>(
         `delete from webhook_delivery where id in (
            select id from webhook_delivery where created_at < ? and status in ('succeeded', 'failed') order by created_at limit ?)`,
         [before, batch],

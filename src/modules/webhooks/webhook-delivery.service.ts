@@ -142,7 +142,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
    * PostgreSQL, so running a group twice is harmless.
    */
   async handleGroup(webhookIds: readonly string[]): Promise<void> {
-    await Promise.all(webhookIds.map((id) => this.handle(id).catch((reason: unknown) => this.requeues.add({ id, delayMs: delayOf(reason) }))));
+    await Promise.all(
+      webhookIds.map((id) => this.handle(id).catch((reason: unknown) => this.requeues.add({ id, delayMs: delayOf(reason) }))),
+    );
   }
 
   private async handleBatch(ids: string[]): Promise<Promise<void>[]> {
@@ -200,7 +202,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
                 previous: { lastAttemptAt: null, nextAttemptAt: now },
               }
             : null,
-      });
+        });
       }
     }
     let judged = new Set<string>();
@@ -330,7 +332,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       }
       const running = (webhook.outcome instanceof Error ? Promise.reject(webhook.outcome) : webhook.outcome)
         .catch((reason: unknown) => this.requeues.add({ id: webhook.id, delayMs: delayOf(reason) }))
-        .catch((error: unknown) => this.logger.warn({ err: error, webhookId: webhook.id }, 'could not queue a webhook; the reconciler will'))
+        .catch((error: unknown) =>
+          this.logger.warn({ err: error, webhookId: webhook.id }, 'could not queue a webhook; the reconciler will'),
+        )
         .finally(() => this.detached.delete(running));
       this.detached.add(running);
     }
@@ -345,7 +349,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   private async requeue(later: readonly { id: string; delayMs: number }[]): Promise<void> {
-    await this.queue.addBulk(later.map(({ id, delayMs }) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id, undefined, delayMs) })));
+    await this.queue.addBulk(
+      later.map(({ id, delayMs }) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id, undefined, delayMs) })),
+    );
   }
 
   /** Makes one claimed attempt and records its result; throws to have the job run again later. */

@@ -3,6 +3,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { AppConfig } from '../../config/app-config';
+import type { PgResult } from '../../database/raw-sql';
 import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
 import { WebhookConfigService } from '../webhook-config/webhook-config.service';
@@ -68,18 +69,24 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
   /** Runs `work` if no other worker holds the lock; null when another one does. */
   async withLock<T>(work: () => Promise<T>): Promise<T | null> {
     const knex = this.em.getKnex();
+    const pool = knex.client as PoolClient;
     // A connection of its own: a session lock belongs to the connection that took it.
-    const connection = await knex.client.acquireConnection();
+    const connection = await pool.acquireConnection();
     try {
-      const got = await knex.raw('select pg_try_advisory_lock(?) as locked', [RECONCILE_LOCK]).connection(connection);
+      const got = await knex
+        .raw<PgResult<{ locked: boolean }>>('select pg_try_advisory_lock(?) as locked', [RECONCILE_LOCK])
+        .connection(connection);
       if (!got.rows[0].locked) return null;
       try {
         return await work();
       } finally {
-        await knex.raw('select pg_advisory_unlock(?)', [RECONCILE_LOCK]).connection(connection).catch(() => undefined);
+        await knex
+          .raw('select pg_advisory_unlock(?)', [RECONCILE_LOCK])
+          .connection(connection)
+          .catch(() => undefined);
       }
     } finally {
-      await knex.client.releaseConnection(connection);
+      await pool.releaseConnection(connection);
     }
   }
 
@@ -129,7 +136,8 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
       due.map(({ organizationId, endpointId }) => ({ organizationId, endpointId })),
       now,
     );
-    for (const endpoint of disabled) this.logger.warn(endpoint, 'webhook endpoint disabled: every attempt failed for the auto-disable window');
+    for (const endpoint of disabled)
+      this.logger.warn(endpoint, 'webhook endpoint disabled: every attempt failed for the auto-disable window');
     return disabled.map((endpoint) => endpoint.endpointId);
   }
 
@@ -145,6 +153,12 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     if (this.timer) clearInterval(this.timer);
     await this.running;
   }
+}
+
+/** The part of knex's client this file uses: taking a pooled connection for itself. */
+interface PoolClient {
+  acquireConnection(): Promise<unknown>;
+  releaseConnection(connection: unknown): Promise<void>;
 }
 
 const MOVING_STATES = new Set(['waiting', 'delayed', 'active', 'paused']);

@@ -37,7 +37,7 @@ export class WebhookSender {
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
       connectTimeout: options.timeoutMs,
-      connect: { lookup: createGuardedLookup(policy) as never },
+      connect: { lookup: createGuardedLookup(policy) },
     });
   }
 
@@ -79,9 +79,14 @@ function describeFailure(error: unknown, timeoutMs: number): { outcome: AttemptO
     return { outcome: 'blocked', error: (e.cause as Error | undefined)?.message ?? e.message ?? 'blocked address' };
   }
   const code = e.code ?? e.cause?.code;
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+  if (
+    e.name === 'TimeoutError' ||
+    e.name === 'AbortError' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT'
+  ) {
     return { outcome: 'timeout', error: `no answer within ${timeoutMs} ms` };
   }
   return { outcome: 'network_error', error: `${code ?? e.name ?? 'error'}: ${e.message ?? 'connection failed'}`.slice(0, 500) };
 }
-

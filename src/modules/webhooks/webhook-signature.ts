@@ -26,10 +26,7 @@ export interface WebhookSignatureHeaders {
  * `whsec_` + Base64(UTF-8 secret).
  */
 export function standardWebhookSignature(secret: string, id: string, timestamp: number, body: string | Buffer): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8'))
-    .update(`${id}.${timestamp}.`)
-    .update(body)
-    .digest('base64');
+  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${timestamp}.`).update(body).digest('base64');
 }
 
 /** Whether the previous secret still signs an attempt signed at `now` (strictly before its expiry). */

@@ -102,7 +102,7 @@ describe('retryDelayMs', () => {
 describe('isSuccessStatus', () => {
   it('accepts 2xx only', () => {
     expect([200, 201, 204, 299].every(isSuccessStatus)).toBe(true);
-    expect([null, 199, 301, 302, 400, 404, 500].some((s) => isSuccessStatus(s as number | null))).toBe(false);
+    expect([null, 199, 301, 302, 400, 404, 500].some((s) => isSuccessStatus(s))).toBe(false);
   });
 });
 
@@ -136,18 +136,36 @@ describe('decideEvent', () => {
   });
 
   describe('with a contract filter', () => {
-    const filtered = { ...target, webhookTypes: ['nft', 'transaction', 'custodialAccount'], contractAddresses: ['0xaaaa000000000000000000000000000000000001'] };
+    const filtered = {
+      ...target,
+      webhookTypes: ['nft', 'transaction', 'custodialAccount'],
+      contractAddresses: ['0xaaaa000000000000000000000000000000000001'],
+    };
 
     it('delivers nft and transaction events of a listed contract only, in any letter case', () => {
       expect(decideEvent({ ...nft, contractAddress: '0xaaaa000000000000000000000000000000000001' }, filtered)).toEqual({ kind: 'deliver' });
-      expect(decideEvent({ webhookType: 'transaction', resourceType: 'Transaction', contractAddress: '0xAAAA000000000000000000000000000000000001' }, filtered)).toEqual({ kind: 'deliver' });
+      expect(
+        decideEvent(
+          { webhookType: 'transaction', resourceType: 'Transaction', contractAddress: '0xAAAA000000000000000000000000000000000001' },
+          filtered,
+        ),
+      ).toEqual({ kind: 'deliver' });
       expect(decideEvent({ ...nft, contractAddress: '0xbbbb000000000000000000000000000000000002' }, filtered)).toEqual({ kind: 'skip' });
-      expect(decideEvent({ webhookType: 'transaction', resourceType: 'Transaction', contractAddress: null }, filtered)).toEqual({ kind: 'skip' });
+      expect(decideEvent({ webhookType: 'transaction', resourceType: 'Transaction', contractAddress: null }, filtered)).toEqual({
+        kind: 'skip',
+      });
     });
 
     it('leaves the other types alone, and still needs the type subscribed', () => {
-      expect(decideEvent({ webhookType: 'custodialAccount', resourceType: 'Wallet', contractAddress: null }, filtered)).toEqual({ kind: 'deliver' });
-      expect(decideEvent({ ...nft, contractAddress: '0xaaaa000000000000000000000000000000000001' }, { ...filtered, webhookTypes: ['transaction'] })).toEqual({ kind: 'skip' });
+      expect(decideEvent({ webhookType: 'custodialAccount', resourceType: 'Wallet', contractAddress: null }, filtered)).toEqual({
+        kind: 'deliver',
+      });
+      expect(
+        decideEvent(
+          { ...nft, contractAddress: '0xaaaa000000000000000000000000000000000001' },
+          { ...filtered, webhookTypes: ['transaction'] },
+        ),
+      ).toEqual({ kind: 'skip' });
     });
   });
 });
@@ -182,7 +200,10 @@ describe('decideAttempt', () => {
   });
 
   it('waits for a pending webhook due later, and does nothing with a finished one', () => {
-    expect(decideAttempt({ status: 'pending', nextAttemptAt: new Date(now + 5000) }, now, furthest)).toEqual({ kind: 'wait', dueInMs: 5000 });
+    expect(decideAttempt({ status: 'pending', nextAttemptAt: new Date(now + 5000) }, now, furthest)).toEqual({
+      kind: 'wait',
+      dueInMs: 5000,
+    });
     expect(decideAttempt({ status: 'succeeded', nextAttemptAt: null }, now, furthest)).toEqual({ kind: 'none' });
     expect(decideAttempt({ status: 'failed', nextAttemptAt: null }, now, furthest)).toEqual({ kind: 'none' });
   });
@@ -200,7 +221,9 @@ describe('permanentFailure and temporaryBlock', () => {
     expect(permanentFailure(null)).toMatch(/endpoint was deleted/);
     expect(permanentFailure({ ...target, url: null })).toMatch(/no url/);
     expect(permanentFailure({ ...target, secret: null })).toMatch(/no shared secret/);
-    expect(permanentFailure({ ...target, secret: null, secretError: 'the shared secret cannot be opened: wrong key' })).toMatch(/cannot be opened/);
+    expect(permanentFailure({ ...target, secret: null, secretError: 'the shared secret cannot be opened: wrong key' })).toMatch(
+      /cannot be opened/,
+    );
   });
 
   it('treats a disabled configuration as temporary, except for a test webhook', () => {
@@ -215,15 +238,30 @@ describe('decideAfterAttempt', () => {
   const fixed = () => 0.5;
 
   it('succeeds on success, and ends failed at once after a permanent error', () => {
-    expect(decideAfterAttempt({ outcome: 'success', permanent: false, attempt: 1, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({ status: 'succeeded' });
-    expect(decideAfterAttempt({ outcome: 'blocked', permanent: true, attempt: 1, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({ status: 'failed' });
+    expect(decideAfterAttempt({ outcome: 'success', permanent: false, attempt: 1, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({
+      status: 'succeeded',
+    });
+    expect(decideAfterAttempt({ outcome: 'blocked', permanent: true, attempt: 1, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({
+      status: 'failed',
+    });
   });
 
   it('schedules the next attempt of the cycle, and fails once the schedule is used up', () => {
-    expect(decideAfterAttempt({ outcome: 'http_error', permanent: false, attempt: 1, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({ status: 'pending', delayMs: 100 });
-    expect(decideAfterAttempt({ outcome: 'timeout', permanent: false, attempt: 3, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({ status: 'pending', delayMs: 400 });
-    expect(decideAfterAttempt({ outcome: 'timeout', permanent: false, attempt: 4, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({ status: 'failed' });
+    expect(decideAfterAttempt({ outcome: 'http_error', permanent: false, attempt: 1, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({
+      status: 'pending',
+      delayMs: 100,
+    });
+    expect(decideAfterAttempt({ outcome: 'timeout', permanent: false, attempt: 3, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({
+      status: 'pending',
+      delayMs: 400,
+    });
+    expect(decideAfterAttempt({ outcome: 'timeout', permanent: false, attempt: 4, cycleStartAttempt: 0 }, schedule, fixed)).toEqual({
+      status: 'failed',
+    });
     // A redelivery starts a new cycle at the attempt count it found.
-    expect(decideAfterAttempt({ outcome: 'http_error', permanent: false, attempt: 5, cycleStartAttempt: 4 }, schedule, fixed)).toEqual({ status: 'pending', delayMs: 100 });
+    expect(decideAfterAttempt({ outcome: 'http_error', permanent: false, attempt: 5, cycleStartAttempt: 4 }, schedule, fixed)).toEqual({
+      status: 'pending',
+      delayMs: 100,
+    });
   });
 });

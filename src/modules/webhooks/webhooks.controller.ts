@@ -27,8 +27,13 @@ export class WebhooksController {
   @Get('webhooks')
   @ApiOperation({ summary: 'Delivery log, newest first' })
   async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: WebhookListQueryDto): Promise<WebhookPageDto> {
-    const page = await this.webhooks.page(key.organizationId, { status: query.status, endpointId: query.endpointId }, query.pageSize, query.pageKey);
-    return { webhooks: page.items.map(WebhookSummaryDto.from), nextPageKey: page.nextPageKey };
+    const page = await this.webhooks.page(
+      key.organizationId,
+      { status: query.status, endpointId: query.endpointId },
+      query.pageSize,
+      query.pageKey,
+    );
+    return { webhooks: page.items.map((delivery) => WebhookSummaryDto.from(delivery)), nextPageKey: page.nextPageKey };
   }
 
   @Post('webhooks/replay')
@@ -45,7 +50,11 @@ export class WebhooksController {
   @ApiAcceptedResponse({ type: ReplayAcceptedDto })
   @ApiNotFoundResponse({ description: 'WEBHOOK_ENDPOINT_NOT_FOUND: endpointId names no endpoint of the organization.' })
   @ApiUnprocessableEntityResponse({ description: 'REPLAY_TOO_LARGE: more than 10,000 webhooks match; narrow the window or filters.' })
-  async replay(@CurrentKey() key: ApiKeyPrincipal, @Body() body: ReplayWebhooksDto, @ReqMeta() meta: RequestMeta): Promise<ReplayAcceptedDto> {
+  async replay(
+    @CurrentKey() key: ApiKeyPrincipal,
+    @Body() body: ReplayWebhooksDto,
+    @ReqMeta() meta: RequestMeta,
+  ): Promise<ReplayAcceptedDto> {
     return { count: await this.webhooks.replay(key, body, meta) };
   }
 
@@ -56,7 +65,7 @@ export class WebhooksController {
     return {
       ...WebhookSummaryDto.from(delivery),
       payload: JSON.parse(delivery.payload) as Record<string, unknown>,
-      attempts: attempts.map(WebhookAttemptDto.from),
+      attempts: attempts.map((attempt) => WebhookAttemptDto.from(attempt)),
     };
   }
 
@@ -82,18 +91,14 @@ export class WebhooksController {
   @ApiOperation({ summary: 'Send a WebhookTest webhook to the configured url' })
   @ApiAcceptedResponse({ type: AcceptedWebhookDto })
   @ApiUnprocessableEntityResponse({ description: 'WEBHOOK_CONFIG_INCOMPLETE: url or sharedSecret missing.' })
-  async test(
-    @CurrentKey() key: ApiKeyPrincipal,
-    @Body() body: TestWebhookDto,
-    @ReqMeta() meta: RequestMeta,
-  ): Promise<AcceptedWebhookDto> {
+  async test(@CurrentKey() key: ApiKeyPrincipal, @Body() body: TestWebhookDto, @ReqMeta() meta: RequestMeta): Promise<AcceptedWebhookDto> {
     return { id: await this.webhooks.sendTest(key, body.webhookType, meta) };
   }
 
   @Post('webhook-endpoints/:endpointId/test')
   @OrganizationSendLimit()
   @HttpCode(202)
-  @ApiOperation({ summary: "Send a WebhookTest webhook to one endpoint, whatever its enabled switch and types say" })
+  @ApiOperation({ summary: 'Send a WebhookTest webhook to one endpoint, whatever its enabled switch and types say' })
   @ApiAcceptedResponse({ type: AcceptedWebhookDto })
   @ApiNotFoundResponse({ description: 'WEBHOOK_ENDPOINT_NOT_FOUND' })
   async testEndpoint(

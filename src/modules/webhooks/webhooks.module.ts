@@ -36,7 +36,8 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
       registerQueueDepthSampler(async () => {
         const [main, bulk] = await Promise.all([this.queue.getJobCounts(), this.bulkQueue.getJobCounts()]);
         const counts: Record<string, number> = { ...main };
-        for (const [state, value] of Object.entries(bulk)) counts[state] = (counts[state] ?? 0) + value;
+        for (const [state, value] of Object.entries(bulk as unknown as Record<string, number>))
+          counts[state] = (counts[state] ?? 0) + value;
         return counts;
       }),
       registerOutboxLagSampler(() => this.outbox.lagSeconds()),
@@ -52,9 +53,7 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
 export class WebhooksModule {
   /** `worker` adds the processor, the outbox relay and the reconciler (ROLE=worker|all). */
   static register(options: { worker: boolean }): DynamicModule {
-    const workerProviders: Provider[] = options.worker
-      ? [WebhookDeliveryService, WebhookProcessor, OutboxRelay, WebhookReconciler]
-      : [];
+    const workerProviders: Provider[] = options.worker ? [WebhookDeliveryService, WebhookProcessor, OutboxRelay, WebhookReconciler] : [];
     return {
       module: WebhooksModule,
       imports: [

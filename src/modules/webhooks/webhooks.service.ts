@@ -71,7 +71,7 @@ export class WebhooksService {
     const endpoint = await this.targets.endpoint(key.organizationId, delivery.endpointId);
     if (!endpoint) throw unprocessable('WEBHOOK_ENDPOINT_DELETED', `The endpoint of webhook ${id} was deleted; it cannot be sent again.`);
     requireDeliverable(endpoint);
-    await this.em.transactional(async (em) => {
+    await this.em.transactional((em) => {
       const previous = delivery.status;
       delivery.status = 'pending';
       delivery.cycleStartAttempt = delivery.attemptCount;
@@ -114,7 +114,10 @@ export class WebhooksService {
       MAX_REPLAY + 1,
     );
     if (ids.length > MAX_REPLAY) {
-      throw unprocessable('REPLAY_TOO_LARGE', `The replay selects more than ${MAX_REPLAY} webhooks; narrow the time window or the filters.`);
+      throw unprocessable(
+        'REPLAY_TOO_LARGE',
+        `The replay selects more than ${MAX_REPLAY} webhooks; narrow the time window or the filters.`,
+      );
     }
     const restarted = await this.em.transactional(async (em) => {
       const done = await em.getRepository(WebhookDelivery).restartCycles(key.organizationId, ids, new Date());
@@ -142,12 +145,17 @@ export class WebhooksService {
    * A WebhookTest webhook to one endpoint (the default one unless named), whatever its enabled
    * switch and type filter say.
    */
-  async sendTest(key: ApiKeyPrincipal, requestedType: WebhookType | undefined, meta: RequestMeta, endpointId = key.organizationId): Promise<string> {
+  async sendTest(
+    key: ApiKeyPrincipal,
+    requestedType: WebhookType | undefined,
+    meta: RequestMeta,
+    endpointId = key.organizationId,
+  ): Promise<string> {
     const endpoint = await this.targets.endpoint(key.organizationId, endpointId);
     if (!endpoint) throw notFound('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${endpointId} does not exist.`);
     const target = requireDeliverable(endpoint);
     const webhookType = requestedType ?? target.webhookTypes[0] ?? 'nft';
-    const id = await this.em.transactional(async (em) => {
+    const id = await this.em.transactional((em) => {
       const event = this.publisher.publish(em, key.organizationId, {
         webhookType,
         resourceType: 'WebhookTest',

@@ -14,7 +14,13 @@ export class UpdateWebhookConfigDto {
    * targets (also through what the hostname resolves to) are refused, unless the deployment allows
    * them. `null` clears it (only while the configuration is disabled).
    */
-  @ApiProperty({ type: String, nullable: true, required: false, maxLength: MAX_WEBHOOK_URL_LENGTH, example: 'https://example.com/webhooks' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    required: false,
+    maxLength: MAX_WEBHOOK_URL_LENGTH,
+    example: 'https://example.com/webhooks',
+  })
   @ValidateIf(presentAndNotNull('url'))
   @IsString()
   @MaxLength(MAX_WEBHOOK_URL_LENGTH)

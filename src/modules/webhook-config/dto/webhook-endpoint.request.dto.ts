@@ -65,7 +65,13 @@ class WebhookEndpointFields {
   enabled?: boolean;
 
   /** Free text to tell endpoints apart, at most 500 characters; null clears it. */
-  @ApiProperty({ type: String, nullable: true, required: false, maxLength: MAX_ENDPOINT_DESCRIPTION_LENGTH, example: 'Data warehouse ingest' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    required: false,
+    maxLength: MAX_ENDPOINT_DESCRIPTION_LENGTH,
+    example: 'Data warehouse ingest',
+  })
   @ValidateIf(presentAndNotNull('description'))
   @IsString()
   @MaxLength(MAX_ENDPOINT_DESCRIPTION_LENGTH)
