@@ -47,8 +47,21 @@ export class WebhookEndpointDto {
   @ApiProperty({ type: String, nullable: true, example: '2026-11-24T10:00:00.000000+00:00' })
   previousSecretExpiresAtUtc: string | null;
 
-  /** Why the service switched the endpoint off (`failing`); null otherwise. A PATCH of `enabled` clears it. */
-  @ApiProperty({ type: String, nullable: true, example: null })
+  /**
+   * Why the service switched the endpoint off; null otherwise. `failing`: every attempt failed for
+   * WEBHOOK_AUTO_DISABLE_AFTER (default 5 days) with at least 10 failed webhooks (auto-disable,
+   * audited with the system as actor). A PATCH of `enabled` clears it; the failed webhooks stay
+   * replayable.
+   */
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description:
+      'Why the service switched the endpoint off, or null. `failing`: every attempt failed for WEBHOOK_AUTO_DISABLE_AFTER ' +
+      '(default 5 days) with at least 10 failed webhooks; audited with the system as actor. A PATCH of `enabled` clears it; ' +
+      'its failed webhooks stay replayable (POST …/webhooks/replay).',
+  })
   disabledReason: string | null;
 
   /** When the endpoint was added; the organization's creation time for the default endpoint. */
