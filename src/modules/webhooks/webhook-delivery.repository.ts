@@ -1,6 +1,7 @@
 import { EntityRepository } from '@mikro-orm/postgresql';
 import { PgResult, queryRows } from '../../database/raw-sql';
 import type { Knex } from 'knex';
+import type { HealthChange } from './endpoint-health';
 import type { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookAttempt } from './webhook-attempt.entity';
 
@@ -218,31 +219,14 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
    * outcome (it did happen); the webhook's state changes only if that attempt is still its
    * current one (compare-and-set on the attempt count and the retry cycle): a redelivery or a
    * newer claim made while the request was in flight is never overwritten by the late result.
-   * The same statement keeps each endpoint's run of failures (webhook_endpoint_health): a success
-   * ends it; a failure starts it if none is running and counts the webhook when it is the first
-   * failure of its retry cycle (so a webhook is counted once, not once per retry). Endpoints are
-   * upserted in id order, so concurrent workers never lock them in opposite orders.
    * Returns the ids whose state was set.
    */
   async recordResults(rows: readonly AttemptResult[]): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
     const result = await this.knex.raw<PgResult<{ id: string }>>(
       `with u as (
-         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[],
-                              ?::uuid[], ?::uuid[])
-           as u(id, attempt, cycle_start_attempt, duration_ms, response_status, error, status, next_attempt_at, succeeded_at,
-                organization_id, endpoint_id)
-       ), h as (
-         insert into webhook_endpoint_health as h (endpoint_id, organization_id, failing_since, failed_webhooks, last_success_at)
-         select endpoint_id, (array_agg(organization_id))[1],
-                case when bool_or(status = 'succeeded') then null else now() end,
-                case when bool_or(status = 'succeeded') then 0 else count(*) filter (where attempt = cycle_start_attempt + 1) end,
-                case when bool_or(status = 'succeeded') then now() end
-           from u group by endpoint_id order by endpoint_id
-         on conflict (endpoint_id) do update set
-           failing_since = case when excluded.last_success_at is not null then null else coalesce(h.failing_since, excluded.failing_since) end,
-           failed_webhooks = case when excluded.last_success_at is not null then 0 else h.failed_webhooks + excluded.failed_webhooks end,
-           last_success_at = coalesce(excluded.last_success_at, h.last_success_at)
+         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[])
+           as u(id, attempt, cycle_start_attempt, duration_ms, response_status, error, status, next_attempt_at, succeeded_at)
        ), a as (
          update webhook_attempt wa set duration_ms = u.duration_ms, response_status = u.response_status, error = u.error
            from u where wa.delivery_id = u.id and wa.attempt = u.attempt
@@ -264,11 +248,35 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         rows.map((r) => r.status),
         rows.map((r) => r.nextAttemptAt),
         rows.map((r) => r.succeededAt),
-        rows.map((r) => r.organizationId),
-        rows.map((r) => r.endpointId),
       ] as never[],
     );
     return new Set(result.rows.map((r) => r.id));
+  }
+
+  /**
+   * Writes what workers learned of endpoints' runs of failures (see EndpointHealthTally): a
+   * success restarts the run with what failed after it; failures alone extend the current run
+   * (its start kept) and add to its count. Rows are taken in the given (id) order.
+   */
+  async recordHealth(changes: readonly HealthChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    await this.knex.raw(
+      `insert into webhook_endpoint_health as h (endpoint_id, organization_id, last_success_at, failing_since, failed_webhooks)
+       select * from unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::timestamptz[], ?::int[])
+       on conflict (endpoint_id) do update set
+         failing_since = case when excluded.last_success_at is not null then excluded.failing_since
+                              else coalesce(h.failing_since, excluded.failing_since) end,
+         failed_webhooks = case when excluded.last_success_at is not null then excluded.failed_webhooks
+                                else h.failed_webhooks + excluded.failed_webhooks end,
+         last_success_at = coalesce(excluded.last_success_at, h.last_success_at)`,
+      [
+        changes.map((c) => c.endpointId),
+        changes.map((c) => c.organizationId),
+        changes.map((c) => c.succeededAt),
+        changes.map((c) => c.firstFailureAt),
+        changes.map((c) => c.failedWebhooks),
+      ] as never[],
+    );
   }
 
   /**

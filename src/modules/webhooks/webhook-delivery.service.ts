@@ -6,6 +6,7 @@ import { formatDbTimestamp } from '../../common/time';
 import { AppConfig } from '../../config/app-config';
 import { DomainEventOutbox, PendingEvent } from '../domain-events/domain-event.outbox';
 import { DeliveryTarget, DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
+import { EndpointHealthTally } from './endpoint-health';
 import { MicroBatch } from './micro-batch';
 import { ReceiverLimiter } from './receiver-limiter';
 import { AttemptResult, DeliveryState, NewDelivery, WebhookDeliveryRepository } from './webhook-delivery.repository';
@@ -40,6 +41,8 @@ const MAX_SLOT_WAIT_MS = 1000;
  */
 const JOB_BATCH = { maxItems: 100, maxWaitMs: 2 };
 const RESULT_BATCH = { maxItems: 200, maxWaitMs: 3 };
+/** How often a worker writes down what it learned of endpoints' runs of failures (auto-disable). */
+const HEALTH_FLUSH_MS = 1000;
 /** Webhooks to look at again later, queued together as their own jobs. */
 const REQUEUE_BATCH = { maxItems: 200, maxWaitMs: 5 };
 
@@ -96,6 +99,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   private readonly requeues: MicroBatch<{ id: string; delayMs: number }, undefined>;
   /** Attempts of fanned-out webhooks running outside any job, awaited when the worker stops. */
   private readonly detached = new Set<Promise<void>>();
+  private readonly health = new EndpointHealthTally();
+  private readonly healthTimer: NodeJS.Timeout;
 
   constructor(
     private readonly em: EntityManager,
@@ -121,8 +126,22 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     this.jobs = new MicroBatch((ids) => this.handleBatch(ids), JOB_BATCH);
     this.results = new MicroBatch(async (rows) => {
       const applied = await this.deliveries.recordResults(rows);
+      const at = new Date();
+      for (const row of rows) {
+        this.health.add(
+          {
+            endpointId: row.endpointId,
+            organizationId: row.organizationId,
+            succeeded: row.status === 'succeeded',
+            firstOfCycle: row.attempt === row.cycleStartAttempt + 1,
+          },
+          at,
+        );
+      }
       return rows.map((row) => applied.has(row.id));
     }, RESULT_BATCH);
+    this.healthTimer = setInterval(() => void this.flushHealth(), HEALTH_FLUSH_MS);
+    this.healthTimer.unref();
     this.requeues = new MicroBatch(async (later) => {
       await this.requeue(later);
       return later.map(() => undefined);
@@ -441,10 +460,22 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     return this.limiter.isFast(receiver) && (await this.limiter.waitForSlot(receiver));
   }
 
+  /** Writes the endpoints' health gathered since the last write; a failed write only delays auto-disable. */
+  private async flushHealth(): Promise<void> {
+    const changes = this.health.take();
+    try {
+      await this.deliveries.recordHealth(changes);
+    } catch (error) {
+      this.logger.warn({ err: error, endpoints: changes.length }, 'could not record endpoint health');
+    }
+  }
+
   async onModuleDestroy(): Promise<void> {
     await Promise.allSettled([...this.detached]);
     this.results.flush();
     this.requeues.flush();
+    clearInterval(this.healthTimer);
+    await this.flushHealth();
     await this.sender.close();
   }
 }
