@@ -1,15 +1,16 @@
 /// <reference lib="dom" />
 // The page callbacks below run in the browser, hence the DOM types for this file.
+import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import puppeteer, { Browser, Page } from 'puppeteer-core';
 import { bearer, createApiKey, createOrganization, TestOrganization } from './support/factories';
-import { TestReceiver, waitUntil } from './support/receiver';
+import { Behaviour, ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { nftApi } from './support/nft';
 import { createTestApp, TestApp } from './support/test-app';
-import { configureWebhooks, createWallet, WEBHOOKS_PATH } from './support/webhooks';
+import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
 
 /**
  * CONTRACT.md section 14 in a real browser: headless Chromium (the Debian package, which .ci/run
@@ -20,8 +21,16 @@ const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = resolve(__dirname, '../temp/screenshots');
 const KEY_STORAGE = 'portal.apiKey';
 const SECRET = 'portal-shared-secret-0123456789';
+const SECOND_SECRET = 'portal-second-endpoint-secret-0123';
+const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
+const CONTRACT = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 /** Buttons that change something; an auditor must see none of them. */
-const WRITE_CONTROLS = ['Redeliver', 'Send test', 'Rotate secret', 'Replay'];
+const WRITE_CONTROLS = ['Redeliver', 'Send test', 'Rotate secret', 'Disable endpoint', 'Enable endpoint', 'Add endpoint', 'Replay'];
+/** The forms and buttons behind those controls: none may be shown to an auditor, nor reachable by keyboard. */
+const WRITE_SELECTORS = '#redeliver, #test-form, #rotate-form, #endpoint-toggle, #create-form, #replay-form, #secret-box';
+/** The receiver answers 200, except 500 on the paths a test lists here. */
+const failingPaths = new Set<string>();
+const healthy: Behaviour = (_, webhook) => ({ status: failingPaths.has(webhook.path) ? 500 : 200 });
 
 describe('portal in a real browser', () => {
   let t: TestApp;
@@ -30,7 +39,6 @@ describe('portal in a real browser', () => {
   let userDataDir: string;
   let base: string;
   let org: TestOrganization;
-  let auditorKey: string;
   let readKey: string;
   /** Everything the browser complained about (CSP violations, script errors), per page. */
   const complaints: string[] = [];
@@ -38,12 +46,14 @@ describe('portal in a real browser', () => {
   const requested: string[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // An endpoint whose every attempt failed for 2 s (with at least ten failed webhooks) is
+    // switched off, so the portal can show one; no other test fails ten webhooks of one endpoint.
+    t = await createTestApp({ WEBHOOK_AUTO_DISABLE_AFTER: '2s' });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     receiver = await new TestReceiver().start();
+    receiver.behaviour = healthy;
     org = await createOrganization(t);
-    auditorKey = (await createApiKey(t, org.id, ['auditor'])).key;
     readKey = (await createApiKey(t, org.id, ['read'])).key;
     await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET });
     mkdirSync(SCREENSHOTS, { recursive: true });
@@ -78,6 +88,7 @@ describe('portal in a real browser', () => {
   });
 
   afterEach(() => {
+    failingPaths.clear();
     expect(complaints).toEqual([]);
     // Chromium draws some form controls with its own data: images; nothing else leaves the service.
     expect(requested.filter((url) => !url.startsWith('data:') && !url.startsWith(`${base}/`))).toEqual([]);
@@ -129,16 +140,95 @@ describe('portal in a real browser', () => {
     page.$$eval('button', (buttons) => buttons.filter((b) => b.offsetParent !== null).map((b) => (b.textContent ?? '').trim()));
 
   /** Writes a wallet and waits until its webhook reached the receiver; answers the webhook's id. */
-  async function deliveredWebhook(name: string): Promise<string> {
-    const walletId = await createWallet(t, org, name);
+  async function deliveredWebhook(name: string, of: TestOrganization = org): Promise<string> {
+    const walletId = await createWallet(t, of, name);
     const log = await waitUntil(
-      () => t.http().get(WEBHOOKS_PATH).set(bearer(org.adminKey)),
+      () => t.http().get(WEBHOOKS_PATH).set(bearer(of.adminKey)),
       (res) => res.body.webhooks.some((w: { resourceId: string; status: string }) => w.resourceId === walletId && w.status === 'succeeded'),
     );
     return log.body.webhooks.find((w: { resourceId: string }) => w.resourceId === walletId).id;
   }
 
   const rowOf = (page: Page, webhookId: string) => page.waitForSelector(`#log-table tbody tr[data-id="${webhookId}"]`);
+
+  interface TwoEndpoints {
+    org: TestOrganization;
+    defaultUrl: string;
+    secondId: string;
+    secondUrl: string;
+  }
+
+  /**
+   * A fresh organization (its own send limit and statistics) whose default endpoint and a second
+   * one, added over the API, are paths of the same receiver: `/{name}/default`, `/{name}/second`.
+   * Both receive custodialAccount (wallet) webhooks unless told otherwise.
+   */
+  async function organizationWithTwoEndpoints(
+    name: string,
+    second: { webhookTypes?: string[]; description?: string; contractAddresses?: string[] } = {},
+  ): Promise<TwoEndpoints> {
+    const created = await createOrganization(t);
+    const defaultUrl = receiver.urlFor(`/${name}/default`);
+    const secondUrl = receiver.urlFor(`/${name}/second`);
+    await configureWebhooks(t, created, { url: defaultUrl, sharedSecret: SECRET, webhookTypes: ['custodialAccount'] });
+    const added = await t
+      .http()
+      .post(ENDPOINTS_PATH)
+      .set(bearer(created.adminKey))
+      .send({
+        url: secondUrl,
+        sharedSecret: SECOND_SECRET,
+        webhookTypes: second.webhookTypes ?? ['custodialAccount'],
+        ...(second.description ? { description: second.description } : {}),
+        ...(second.contractAddresses ? { filters: { contractAddresses: second.contractAddresses } } : {}),
+      })
+      .expect(201);
+    return { org: created, defaultUrl, secondId: added.body.id, secondUrl };
+  }
+
+  const endpointOverApi = async (of: TestOrganization, id: string) =>
+    (await t.http().get(`${ENDPOINTS_PATH}/${id}`).set(bearer(of.adminKey)).expect(200)).body;
+
+  /** Every webhook of an organization's log for one endpoint (one page: the tests make fewer than 100). */
+  const webhooksOf = async (of: TestOrganization, endpointId: string, status = '') =>
+    (
+      await t
+        .http()
+        .get(`${WEBHOOKS_PATH}?endpointId=${endpointId}&pageSize=100${status ? `&status=${status}` : ''}`)
+        .set(bearer(of.adminKey))
+        .expect(200)
+    ).body.webhooks as { id: string; status: string; attemptCount: number; endpointId: string }[];
+
+  /** Opens the Endpoints view and waits until it lists `count` endpoints. */
+  async function showEndpoints(page: Page, count: number): Promise<void> {
+    await page.click('.tabs button[data-view="endpoints"]');
+    await page.waitForFunction(
+      (n) =>
+        document.querySelectorAll('#endpoints-table tbody tr').length === n &&
+        !document.getElementById('endpoints-table')?.hasAttribute('aria-busy'),
+      {},
+      count,
+    );
+  }
+
+  /** The cells of an endpoint's row, by column name. */
+  const endpointRow = (page: Page, id: string) =>
+    page.$eval(`#endpoints-table tbody tr[data-id="${id}"]`, (row) =>
+      Object.fromEntries(Array.from(row.querySelectorAll('td')).map((td) => [td.dataset.label, td.textContent ?? ''])),
+    );
+
+  const statusLine = (page: Page) => page.$eval('#status', (e) => e.textContent ?? '');
+
+  /** Sets a datetime-local field to an instant, in the browser's own time zone. */
+  const setLocalTime = (page: Page, selector: string, instant: Date) =>
+    page.$eval(
+      selector,
+      (input, ms) => {
+        const offset = new Date(ms).getTimezoneOffset() * 60_000;
+        (input as HTMLInputElement).value = new Date(ms - offset).toISOString().slice(0, 16);
+      },
+      instant.getTime(),
+    );
 
   it('signs an admin in, shows a new webhook after a write, its attempts, and a redelivery as a new attempt', async () => {
     const page = await openPortal();
@@ -213,6 +303,7 @@ describe('portal in a real browser', () => {
     const row = await rowOf(page, webhook.id);
     expect(await row!.$$eval('td', (cells) => cells.map((c) => c.textContent))).toEqual([
       expect.any(String),
+      `${receiver.url} (default)`,
       'nft',
       'Token create',
       'failed',
@@ -242,7 +333,7 @@ describe('portal in a real browser', () => {
     expect(await page.$eval('#attempts li[data-attempt="5"]', (e) => e.textContent ?? '')).toMatch(/^Attempt 5 · .+ · HTTP 200 · \d+ ms$/);
     expect(await page.$eval('#detail-facts .pill', (e) => e.textContent)).toBe('succeeded');
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-failed-then-redelivered-1280.png'), fullPage: true });
-    receiver.behaviour = () => ({ status: 200 });
+    receiver.behaviour = healthy;
     await page.close();
   });
 
@@ -271,7 +362,7 @@ describe('portal in a real browser', () => {
     expect(statuses.length).toBeGreaterThanOrEqual(3);
     expect(new Set(statuses)).toEqual(new Set(['succeeded']));
     // Every control has a label a screen reader announces.
-    const unlabelled = await page.$$eval('input, select', (controls) =>
+    const unlabelled = await page.$$eval('input, select, textarea', (controls) =>
       controls.filter((c) => (c as HTMLInputElement).labels?.length === 0 && !c.getAttribute('aria-label')).map((c) => c.id),
     );
     expect(unlabelled).toEqual([]);
@@ -299,52 +390,353 @@ describe('portal in a real browser', () => {
     await page.close();
   });
 
-  it('shows the configuration and its endpoints, sends a test webhook, and shows statistics or says they are missing', async () => {
+  it('lists every endpoint, sends a test webhook to the second one, and filters the log by endpoint', async () => {
+    const {
+      org: multi,
+      defaultUrl,
+      secondId,
+      secondUrl,
+    } = await organizationWithTwoEndpoints('multi', {
+      webhookTypes: ['nft', 'custodialAccount'],
+      description: 'Data warehouse',
+      contractAddresses: [CONTRACT],
+    });
+    // One write: a webhook to each endpoint (custodialAccount is not filtered by contract).
+    const walletId = await createWallet(t, multi, 'sent to both endpoints');
+    await receiver.waitFor((r) =>
+      [defaultUrl, secondUrl].every((url) => r.some((w) => url.endsWith(w.path) && w.body.resourceId === walletId)),
+    );
+
     const page = await openPortal();
-    await signIn(page, org.adminKey);
+    await signIn(page, multi.adminKey);
     await signedIn(page);
-    await page.click('.tabs button[data-view="config"]');
-    await page.waitForSelector('#config-view:not([hidden]) #config dd');
-    expect(await page.$eval('#config', (e) => e.textContent)).toContain(receiver.url);
-    // The default endpoint is listed whether or not the server has the endpoints API.
-    await page.waitForFunction(
-      (url) => Array.from(document.querySelectorAll('#endpoints-table tbody tr')).some((r) => r.textContent?.startsWith(`${url}yes`)),
-      {},
-      receiver.url,
-    );
+    await showEndpoints(page, 2);
+    // The default endpoint first, marked as such; then the second, as added over the API.
+    expect(await page.$$eval('#endpoints-table tbody tr', (rows) => rows.map((r) => (r as HTMLElement).dataset.id))).toEqual([
+      multi.id,
+      secondId,
+    ]);
+    expect(await endpointRow(page, multi.id)).toEqual({
+      Endpoint: `${defaultUrl}default`,
+      Types: 'custodialAccount',
+      Filters: 'none',
+      Status: 'enabled',
+      'Shared secret': 'set',
+      '': 'Details',
+    });
+    expect(await page.$$('#endpoints-table tbody tr [data-default]')).toHaveLength(1);
+    expect(await endpointRow(page, secondId)).toEqual({
+      Endpoint: `${secondUrl}Data warehouse`,
+      Types: 'nft, custodialAccount',
+      Filters: `nft and transaction of 1 contract: ${CONTRACT}`,
+      Status: 'enabled',
+      'Shared secret': 'set',
+      '': 'Details',
+    });
 
+    // The second endpoint's details, opened with the keyboard, and a test send to it alone.
+    await tabTo(page, `button[data-endpoint="${secondId}"]`);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`#endpoint-detail[data-id="${secondId}"]:not([hidden])`);
+    expect(await page.$eval('#endpoint-title', (e) => e.textContent)).toBe('Endpoint Data warehouse');
+    expect(await page.$eval('#endpoint-facts', (e) => e.textContent)).toContain(`Contracts${CONTRACT}`);
     await page.select('#test-type', 'nft');
-    await page.click('#test-form button[type="submit"]');
-    await page.waitForFunction(() => /^Test webhook \S+ queued/.test(document.getElementById('status')?.textContent ?? ''));
-    const testId = (await page.$eval('#status', (e) => e.textContent ?? '')).split(' ')[2];
-    const received = await waitUntil(
-      () => receiver.received.find((w) => w.body.id === testId),
-      (w) => w !== undefined,
+    await tabTo(page, '#test-form button[type="submit"]');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() =>
+      /^Test webhook \S+ queued for Data warehouse: /.test(document.getElementById('status')?.textContent ?? ''),
     );
-    expect(received!.body).toMatchObject({ resourceType: 'WebhookTest', action: 'test' });
+    const testId = (await statusLine(page)).split(' ')[2];
+    const [received] = await receiver
+      .waitFor((r) => r.some((w) => w.body.id === testId))
+      .then((r) => r.filter((w) => w.body.id === testId));
+    expect(received.path).toBe('/multi/second');
+    expect(received.body).toMatchObject({ resourceType: 'WebhookTest', action: 'test' });
+    expect(signatureIsValid(received, SECOND_SECRET)).toBe(true);
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-endpoints-1280.png'), fullPage: true });
 
-    // Statistics: a chart when the server answers the statistics API, a plain note when it has none.
-    const stats = await t.http().get(`${WEBHOOKS_PATH}/stats`).set(bearer(org.adminKey));
-    await page.click('.tabs button[data-view="stats"]');
-    // Without it, `stats` is read as a webhook id by GET …/webhooks/{webhookId}.
-    if (
-      (stats.status === 404 && stats.body.code === 'ROUTE_NOT_FOUND') ||
-      (stats.status === 400 && stats.body.code === 'INVALID_PATH_PARAMETER')
-    ) {
-      await page.waitForSelector('#stats-note:not([hidden])');
-      expect(await page.$eval('#stats-note', (e) => e.textContent)).toBe('Delivery statistics are not available on this server.');
-      expect(await page.$$('#chart canvas')).toHaveLength(0);
-    } else {
-      expect(stats.status).toBe(200);
-      await page.waitForSelector('#chart canvas');
+    // The log, filtered by that endpoint: its test webhook and its wallet webhook, nothing of the default endpoint.
+    const defaultWebhooks = await webhooksOf(multi, multi.id);
+    expect(defaultWebhooks).toHaveLength(1);
+    await page.click('.tabs button[data-view="log"]');
+    await page.select('#filter-endpoint', secondId);
+    await page.click('#filter-form button[type="submit"]');
+    await rowOf(page, testId);
+    await page.waitForSelector('#log-table:not([aria-busy])');
+    const rows = await page.$$eval('#log-table tbody tr', (trs) =>
+      trs.map((r) => ({
+        id: (r as HTMLElement).dataset.id,
+        endpointId: (r as HTMLElement).dataset.endpoint,
+        endpoint: r.querySelector('td[data-label="Endpoint"]')?.textContent,
+        resource: r.querySelector('td[data-label="Resource"]')?.textContent,
+      })),
+    );
+    expect(rows.map((r) => r.resource).sort()).toEqual(['Wallet create', 'WebhookTest test']);
+    for (const row of rows) expect(row).toMatchObject({ endpointId: secondId, endpoint: 'Data warehouse' });
+    expect(rows.map((r) => r.id)).not.toContain(defaultWebhooks[0].id);
+
+    // Without the filter, each entry names its own endpoint.
+    await page.select('#filter-endpoint', '');
+    await page.click('#filter-form button[type="submit"]');
+    await rowOf(page, defaultWebhooks[0].id);
+    expect(await page.$eval(`#log-table tr[data-id="${defaultWebhooks[0].id}"] td[data-label="Endpoint"]`, (e) => e.textContent)).toBe(
+      `${defaultUrl} (default)`,
+    );
+    await page.close();
+  });
+
+  it('rotates an endpoint secret and shows the new one once, switches the endpoint off and on, and adds an endpoint', async () => {
+    const { org: rotating, secondId, secondUrl } = await organizationWithTwoEndpoints('rotate', { description: 'Rotating' });
+    const page = await openPortal();
+    await signIn(page, rotating.adminKey);
+    await signedIn(page);
+    await showEndpoints(page, 2);
+    await page.click(`button[data-endpoint="${secondId}"]`);
+    await page.waitForSelector(`#endpoint-detail[data-id="${secondId}"]:not([hidden])`);
+
+    // Rotation: the generated secret is shown once, focused, beside the url it belongs to.
+    await page.$eval('#rotate-valid', (input) => ((input as HTMLInputElement).value = '3600'));
+    await page.click('#rotate-form button[type="submit"]');
+    await page.waitForSelector('#secret-box:not([hidden])');
+    const secret = await page.$eval('#new-secret', (input) => (input as HTMLTextAreaElement).value);
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await page.$eval('#secret-endpoint', (e) => e.textContent)).toBe(secondUrl);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-secret');
+    expect(await page.$eval('#secret-box', (e) => e.textContent)).toContain('Shown once.');
+    await page.waitForFunction(
+      (id) =>
+        document
+          .querySelector(`#endpoints-table tr[data-id="${id}"] td[data-label="Shared secret"]`)
+          ?.textContent?.startsWith('set; the previous one signs too until '),
+      {},
+      secondId,
+    );
+    expect(await statusLine(page)).toMatch(/^Secret of Rotating rotated; the previous one stays valid until .+ UTC\.$/);
+    const rotated = await endpointOverApi(rotating, secondId);
+    expect(rotated.previousSecretExpiresAtUtc).not.toBeNull();
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-secret-1280.png'), fullPage: true });
+
+    // It is the secret that now signs: a test send carries it, and the replaced one beside it.
+    await page.click('#test-form button[type="submit"]');
+    await page.waitForFunction(() => /^Test webhook \S+ queued for Rotating: /.test(document.getElementById('status')?.textContent ?? ''));
+    const testId = (await statusLine(page)).split(' ')[2];
+    const signed = (await receiver.waitFor((r) => r.some((w) => w.body.id === testId))).find(
+      (w) => w.body.id === testId,
+    ) as ReceivedWebhook;
+    expect(signatureIsValid(signed, secret)).toBe(true);
+    expect(signed.headers['x-service-webhook-hmac-previous']).toBe(createHmac('sha256', SECOND_SECRET).update(signed.raw).digest('base64'));
+
+    // Once: leaving the view forgets it, and coming back does not show it again.
+    await page.click('.tabs button[data-view="log"]');
+    await showEndpoints(page, 2);
+    expect(await page.$eval('#secret-box', (e) => (e as HTMLElement).hidden)).toBe(true);
+    expect(await page.$eval('#new-secret', (input) => (input as HTMLTextAreaElement).value)).toBe('');
+
+    // Switched off and on again (PATCH enabled).
+    expect(await page.$eval('#endpoint-toggle', (e) => e.textContent)).toBe('Disable endpoint');
+    await page.click('#endpoint-toggle');
+    await page.waitForFunction(
+      (id) => document.querySelector(`#endpoints-table tr[data-id="${id}"] td[data-label="Status"]`)?.textContent === 'disabled',
+      {},
+      secondId,
+    );
+    expect(await endpointOverApi(rotating, secondId)).toMatchObject({ enabled: false, disabledReason: null });
+    await page.waitForFunction(() => document.getElementById('endpoint-toggle')?.textContent === 'Enable endpoint');
+    await page.click('#endpoint-toggle');
+    await page.waitForFunction(
+      (id) => document.querySelector(`#endpoints-table tr[data-id="${id}"] td[data-label="Status"]`)?.textContent === 'enabled',
+      {},
+      secondId,
+    );
+    expect(await endpointOverApi(rotating, secondId)).toMatchObject({ enabled: true });
+
+    // A third endpoint from the small form: its generated secret is shown once too.
+    await page.type('#create-url', receiver.urlFor('/rotate/third'));
+    await page.type('#create-description', 'Added in the portal');
+    for (const type of ['payment', 'transaction', 'kyc', 'document', 'custodialAccount']) await page.click(`#create-type-${type}`);
+    await page.type('#create-contracts', CONTRACT.toLowerCase());
+    await page.click('#create-form button[type="submit"]');
+    await showEndpoints(page, 3);
+    await page.waitForSelector('#secret-box:not([hidden])');
+    const third = (await t.http().get(ENDPOINTS_PATH).set(bearer(rotating.adminKey)).expect(200)).body.endpoints[2];
+    expect(third).toMatchObject({
+      url: receiver.urlFor('/rotate/third'),
+      description: 'Added in the portal',
+      webhookTypes: ['nft'],
+      filters: { contractAddresses: [CONTRACT] },
+      enabled: true,
+      hasSharedSecret: true,
+    });
+    expect(await page.$eval('#new-secret', (input) => (input as HTMLTextAreaElement).value)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await page.$eval('#endpoint-detail', (e) => (e as HTMLElement).dataset.id)).toBe(third.id);
+    await page.click('#secret-done');
+    await page.waitForSelector('#secret-box', { hidden: true });
+    await page.close();
+  });
+
+  it("replays a failing endpoint's webhooks from the replay form once the receiver recovers, after the service switched it off", async () => {
+    const { org: flaky, defaultUrl, secondId, secondUrl } = await organizationWithTwoEndpoints('replay', { description: 'Flaky' });
+    failingPaths.add('/replay/second');
+    const walletIds: string[] = [];
+    for (let i = 0; i < 12; i += 1) walletIds.push(await createWallet(t, flaky, `replayed ${i}`));
+    // Every event reached the healthy default endpoint: none is left to be judged for the other.
+    await receiver.waitFor((r) => walletIds.every((id) => r.some((w) => defaultUrl.endsWith(w.path) && w.body.resourceId === id)));
+    // Every attempt to the second endpoint failed: the service switches it off once its window passed.
+    await waitUntil(
+      () => endpointOverApi(flaky, secondId),
+      (endpoint) => endpoint.enabled === false,
+      20_000,
+    );
+    const failed = await waitUntil(
+      () => webhooksOf(flaky, secondId),
+      (webhooks) => webhooks.every((w) => w.status === 'failed'),
+    );
+    // Ten failed webhooks switch it off: the last events may have found it off already.
+    expect(failed.length).toBeGreaterThanOrEqual(10);
+
+    const page = await openPortal();
+    await signIn(page, flaky.adminKey);
+    await signedIn(page);
+    await showEndpoints(page, 2);
+    expect((await endpointRow(page, secondId)).Status).toBe('switched off: failing');
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-switched-off-1280.png'), fullPage: true });
+
+    // The receiver recovers; the admin switches the endpoint on again and replays what failed.
+    failingPaths.delete('/replay/second');
+    await page.click(`button[data-endpoint="${secondId}"]`);
+    await page.waitForFunction(() => document.getElementById('endpoint-toggle')?.textContent === 'Enable endpoint');
+    await page.click('#endpoint-toggle');
+    await page.waitForFunction(
+      (id) => document.querySelector(`#endpoints-table tr[data-id="${id}"] td[data-label="Status"]`)?.textContent === 'enabled',
+      {},
+      secondId,
+    );
+    expect(await endpointOverApi(flaky, secondId)).toMatchObject({ enabled: true, disabledReason: null });
+
+    await page.click('.tabs button[data-view="log"]');
+    await page.waitForSelector('#replay-form');
+    await setLocalTime(page, '#replay-since', new Date(Date.now() - 3600_000));
+    expect(await page.$eval('#replay-status', (e) => (e as HTMLSelectElement).value)).toBe('failed');
+    await page.select('#replay-endpoint', secondId);
+    await tabTo(page, '#replay-form button[type="submit"]');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => (document.getElementById('replay-result')?.textContent ?? '') !== '');
+    expect(await page.$eval('#replay-result', (e) => e.textContent)).toBe(`${failed.length} webhooks will be sent again.`);
+
+    // Each is sent again with its own id; the log, filtered to that endpoint, shows them succeeded.
+    await waitUntil(
+      () => webhooksOf(flaky, secondId, 'succeeded'),
+      (webhooks) => webhooks.length === failed.length,
+      20_000,
+    );
+    for (const webhook of failed) expect(receiver.byId(webhook.id).some((w) => secondUrl.endsWith(w.path))).toBe(true);
+    await page.select('#filter-endpoint', secondId);
+    await page.select('#filter-status', 'succeeded');
+    await page.click('#filter-form button[type="submit"]');
+    await page.waitForFunction((n) => document.querySelectorAll('#log-table tbody tr').length === n, {}, failed.length);
+    const shown = await page.$$eval('#log-table tbody tr', (rows) =>
+      rows.map((r) => [
+        (r as HTMLElement).dataset.id,
+        r.querySelector('.pill')?.textContent,
+        r.querySelector('td[data-label="Endpoint"]')?.textContent,
+      ]),
+    );
+    expect(shown.map(([id]) => id).sort()).toEqual(failed.map((w) => w.id).sort());
+    for (const [, status, endpoint] of shown) expect([status, endpoint]).toEqual(['succeeded', 'Flaky']);
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-replayed-1280.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('shows a replay the service refuses as a visible error: the organization send limit', async () => {
+    const { org: busy } = await organizationWithTwoEndpoints('limit');
+    const since = new Date(Date.now() - 3600_000).toISOString();
+    // Each replay counts against the organization's send limit, even one that selects nothing.
+    for (let i = 0; i < t.config.rateLimit.webhookSendsPerOrganization; i += 1) {
+      await t.http().post(`${WEBHOOKS_PATH}/replay`).set(bearer(busy.adminKey)).send({ since }).expect(202);
     }
+    const page = await openPortal();
+    await signIn(page, busy.adminKey);
+    await signedIn(page);
+    await setLocalTime(page, '#replay-since', new Date(Date.now() - 3600_000));
+    await page.click('#replay-form button[type="submit"]');
+    await page.waitForFunction(() => (document.getElementById('replay-result')?.textContent ?? '') !== '');
+    expect(await page.$eval('#replay-result', (e) => e.textContent)).toMatch(
+      /^Replay refused: Too many webhook sends for this organization .+ \(RATE_LIMITED\)$/,
+    );
+    expect(await page.$eval('#replay-result', (e) => e.className)).toBe('result bad');
+    await page.close();
+  });
+
+  it('charts the statistics of the last 24 hours with the counts of the webhooks created, per endpoint too', async () => {
+    const { org: counted, defaultUrl, secondId } = await organizationWithTwoEndpoints('stats', { description: 'Always failing' });
+    failingPaths.add('/stats/second');
+    try {
+      const walletIds: string[] = [];
+      for (let i = 0; i < 3; i += 1) walletIds.push(await createWallet(t, counted, `counted ${i}`));
+      await receiver.waitFor((r) => walletIds.every((id) => r.some((w) => defaultUrl.endsWith(w.path) && w.body.resourceId === id)));
+      // Three succeeded at once on the default endpoint; three failed after every retry on the second.
+      await waitUntil(
+        () => webhooksOf(counted, secondId, 'failed'),
+        (webhooks) => webhooks.length === 3,
+      );
+      expect(await webhooksOf(counted, counted.id, 'succeeded')).toHaveLength(3);
+    } finally {
+      failingPaths.delete('/stats/second');
+    }
+
+    const page = await openPortal();
+    await signIn(page, counted.adminKey);
+    await signedIn(page);
+    await page.click('.tabs button[data-view="stats"]');
+    await page.waitForSelector('#stats-table[data-loaded="true"]');
+    await page.waitForSelector('#stats-view:not([aria-busy]) #chart canvas');
+    const table = () =>
+      page.$$eval('#stats-table tbody tr', (rows) => rows.map((r) => Array.from(r.querySelectorAll('td')).map((td) => td.textContent)));
+    const rows = await table();
+    // Every count the page shows: the hours with webhooks (one, or two across an hour boundary), then the total.
+    expect(rows[rows.length - 1]).toEqual(['All 24 hours', '3', '3', '3', '', '']);
+    const hours = rows.slice(0, -1);
+    expect(hours.length).toBeGreaterThanOrEqual(1);
+    const sum = (column: number) => hours.reduce((total, row) => total + Number(row[column]), 0);
+    expect([sum(1), sum(2), sum(3)]).toEqual([3, 3, 3]);
+    // The same buckets as the API answers, latencies included.
+    const stats = await t.http().get(`${WEBHOOKS_PATH}/stats?bucket=1h`).set(bearer(counted.adminKey)).expect(200);
+    const active = stats.body.buckets.filter(
+      (b: { succeeded: number; failed: number; retried: number }) => b.succeeded + b.failed + b.retried > 0,
+    );
+    expect(hours).toEqual(
+      active.map(
+        (b: { startUtc: string; succeeded: number; failed: number; retried: number; p50Ms: number | null; p99Ms: number | null }) => [
+          b.startUtc
+            .replace('T', ' ')
+            .replace(/(\.\d{3})\d*/, '$1')
+            .replace('+00:00', ''),
+          String(b.succeeded),
+          String(b.failed),
+          String(b.retried),
+          b.p50Ms === null ? '—' : `${b.p50Ms} ms`,
+          b.p99Ms === null ? '—' : `${b.p99Ms} ms`,
+        ],
+      ),
+    );
+    expect(await page.$eval('#stats-summary', (e) => e.textContent)).toBe('3 succeeded, 3 failed and 3 retried in the last 24 hours.');
+    expect(await page.$eval('#chart', (e) => e.getAttribute('aria-label'))).toContain('3 succeeded, 3 failed and 3 retried');
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-stats-1280.png'), fullPage: true });
+
+    // One endpoint's share: the failing one.
+    await page.select('#stats-endpoint', secondId);
+    await page.click('#stats-form button[type="submit"]');
+    await page.waitForFunction(() => document.getElementById('stats-summary')?.textContent?.startsWith('0 succeeded, 3 failed'));
+    expect((await table()).pop()).toEqual(['All 24 hours', '0', '3', '3', '', '']);
     await page.close();
   });
 
   it('shows an auditor everything but no control that changes anything', async () => {
-    const someId = await deliveredWebhook('seen by the auditor');
+    const { org: audited, secondId } = await organizationWithTwoEndpoints('audit', { description: 'Audited' });
+    const auditor = (await createApiKey(t, audited.id, ['auditor'])).key;
+    const someId = await deliveredWebhook('seen by the auditor', audited);
     const page = await openPortal();
-    await signIn(page, auditorKey);
+    await signIn(page, auditor);
     await signedIn(page);
     expect(await page.$eval('#who-role', (e) => e.textContent)).toBe('auditor');
     await rowOf(page, someId);
@@ -352,18 +744,31 @@ describe('portal in a real browser', () => {
     await page.waitForSelector('#detail:not([hidden]) #attempts li');
     const onLog = await visibleButtons(page);
     expect(onLog).toEqual(expect.arrayContaining(['Sign out', 'Attempts']));
-    await page.click('.tabs button[data-view="config"]');
-    await page.waitForSelector('#config-view:not([hidden]) #config dd');
-    const onConfig = await visibleButtons(page);
+
+    await showEndpoints(page, 2);
+    await page.click(`button[data-endpoint="${secondId}"]`);
+    await page.waitForSelector(`#endpoint-detail[data-id="${secondId}"]:not([hidden]) #endpoint-facts dd`);
+    const onEndpoints = await visibleButtons(page);
+    expect(onEndpoints).toEqual(expect.arrayContaining(['Details']));
+
+    await page.click('.tabs button[data-view="stats"]');
+    await page.waitForSelector('#stats-view:not([hidden]):not([aria-busy])');
+    const onStats = await visibleButtons(page);
     for (const control of WRITE_CONTROLS) {
       expect(onLog).not.toContain(control);
-      expect(onConfig).not.toContain(control);
+      expect(onEndpoints).not.toContain(control);
+      expect(onStats).not.toContain(control);
     }
-    // Not merely hidden by style: no write form is reachable by keyboard either.
-    const reachable = await page.$$eval('#redeliver, #test-form button, #rotate-form button, #replay-form button', (buttons) =>
-      buttons.filter((b) => (b as HTMLElement).offsetParent !== null),
-    );
-    expect(reachable).toHaveLength(0);
+    // Not merely hidden by style: no write form is reachable by keyboard either, in any view.
+    for (const view of ['log', 'endpoints', 'stats']) {
+      await page.click(`.tabs button[data-view="${view}"]`);
+      await page.waitForSelector(`#${view}-view:not([hidden])`);
+      const reachable = await page.$$eval(WRITE_SELECTORS, (elements) =>
+        elements.filter((e) => (e as HTMLElement).offsetParent !== null).map((e) => e.id),
+      );
+      expect(reachable).toEqual([]);
+    }
+    await showEndpoints(page, 2);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-auditor-1280.png'), fullPage: true });
     await page.close();
   });
@@ -405,7 +810,12 @@ describe('portal in a real browser', () => {
   });
 
   it('fits a 390 px wide screen without sideways scrolling, in every view', async () => {
-    const someId = await deliveredWebhook('seen on a phone');
+    const { org: phone, secondId } = await organizationWithTwoEndpoints('phone', {
+      webhookTypes: ['transaction', 'nft', 'custodialAccount'],
+      description: 'A long description of the second endpoint, to see that it wraps on a narrow screen',
+      contractAddresses: [CONTRACT, '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359'],
+    });
+    const someId = await deliveredWebhook('seen on a phone', phone);
     const page = await openPortal(390, 844);
     /** Elements past the right edge or scrolling sideways inside (tables become cards here). */
     const overflow = () =>
@@ -422,18 +832,30 @@ describe('portal in a real browser', () => {
       });
     const fits = { scrolls: false, outside: [] };
     expect(await overflow()).toEqual(fits);
-    await signIn(page, org.adminKey);
+    await signIn(page, phone.adminKey);
     await signedIn(page);
+    // The log with a webhook's attempts open, and the replay form below it.
     await rowOf(page, someId);
     await page.click(`button[data-id="${someId}"]`);
     await page.waitForSelector('#detail:not([hidden]) #attempts li');
+    expect(await page.$eval('#replay-form', (e) => (e as HTMLElement).offsetParent !== null)).toBe(true);
     expect(await overflow()).toEqual(fits);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-log-390.png'), fullPage: true });
-    for (const view of ['config', 'stats']) {
-      await page.click(`.tabs button[data-view="${view}"]`);
-      await page.waitForSelector(`#${view}-view:not([hidden])`);
-      expect(await overflow()).toEqual(fits);
-    }
+
+    // The endpoints as cards, one opened with its forms, and a secret shown once.
+    await showEndpoints(page, 2);
+    await page.click(`button[data-endpoint="${secondId}"]`);
+    await page.waitForSelector(`#endpoint-detail[data-id="${secondId}"]:not([hidden])`);
+    await page.click('#rotate-form button[type="submit"]');
+    await page.waitForSelector('#secret-box:not([hidden])');
+    await page.waitForSelector('#endpoints-table:not([aria-busy])');
+    expect(await overflow()).toEqual(fits);
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-endpoints-390.png'), fullPage: true });
+
+    await page.click('.tabs button[data-view="stats"]');
+    await page.waitForSelector('#stats-table[data-loaded="true"]');
+    await page.waitForSelector('#stats-view:not([aria-busy]) #chart canvas');
+    expect(await overflow()).toEqual(fits);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-stats-390.png'), fullPage: true });
     await page.close();
   });
