@@ -28,6 +28,15 @@ const CONTRACT = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 const WRITE_CONTROLS = ['Redeliver', 'Send test', 'Rotate secret', 'Disable endpoint', 'Enable endpoint', 'Add endpoint', 'Replay'];
 /** The forms and buttons behind those controls: none may be shown to an auditor, nor reachable by keyboard. */
 const WRITE_SELECTORS = '#redeliver, #test-form, #rotate-form, #endpoint-toggle, #create-form, #replay-form, #secret-box';
+/** A bucket of GET …/webhooks/stats (CONTRACT.md section 12). */
+interface StatsBucket {
+  startUtc: string;
+  succeeded: number;
+  failed: number;
+  retried: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+}
 /** The receiver answers 200, except 500 on the paths a test lists here. */
 const failingPaths = new Set<string>();
 const healthy: Behaviour = (_, webhook) => ({ status: failingPaths.has(webhook.path) ? 500 : 200 });
@@ -701,23 +710,17 @@ describe('portal in a real browser', () => {
     expect([sum(1), sum(2), sum(3)]).toEqual([3, 3, 3]);
     // The same buckets as the API answers, latencies included.
     const stats = await t.http().get(`${WEBHOOKS_PATH}/stats?bucket=1h`).set(bearer(counted.adminKey)).expect(200);
-    const active = stats.body.buckets.filter(
-      (b: { succeeded: number; failed: number; retried: number }) => b.succeeded + b.failed + b.retried > 0,
-    );
+    const active = (stats.body.buckets as StatsBucket[]).filter((b) => b.succeeded + b.failed + b.retried > 0);
+    const latency = (ms: number | null) => (ms === null ? '—' : `${ms} ms`);
     expect(hours).toEqual(
-      active.map(
-        (b: { startUtc: string; succeeded: number; failed: number; retried: number; p50Ms: number | null; p99Ms: number | null }) => [
-          b.startUtc
-            .replace('T', ' ')
-            .replace(/(\.\d{3})\d*/, '$1')
-            .replace('+00:00', ''),
-          String(b.succeeded),
-          String(b.failed),
-          String(b.retried),
-          b.p50Ms === null ? '—' : `${b.p50Ms} ms`,
-          b.p99Ms === null ? '—' : `${b.p99Ms} ms`,
-        ],
-      ),
+      active.map((b) => [
+        b.startUtc.slice(0, 16).replace('T', ' '),
+        String(b.succeeded),
+        String(b.failed),
+        String(b.retried),
+        latency(b.p50Ms),
+        latency(b.p99Ms),
+      ]),
     );
     expect(await page.$eval('#stats-summary', (e) => e.textContent)).toBe('3 succeeded, 3 failed and 3 retried in the last 24 hours.');
     expect(await page.$eval('#chart', (e) => e.getAttribute('aria-label'))).toContain('3 succeeded, 3 failed and 3 retried');

@@ -28,7 +28,7 @@
   /** @typedef {{startUtc: string, succeeded: number, failed: number, retried: number, p50Ms: number|null, p99Ms: number|null}} StatsBucket */
   /** The part of a uPlot chart this page uses (the library is loaded as a global by its own script tag). */
   /** @typedef {{destroy(): void, setSize(size: {width: number, height: number}): void}} Chart */
-  /** @typedef {new (options: object, data: (number|null)[][], target: HTMLElement) => Chart} ChartConstructor */
+  /** @typedef {{new (options: object, data: (number|null)[][], target: HTMLElement): Chart, paths: {bars(options: {align: -1|1, size: number[]}): unknown}, tzDate(date: Date, zone: string): Date}} ChartLibrary */
 
   class ApiError extends Error {
     /** @param {number} status @param {unknown} body */
@@ -390,9 +390,9 @@
           if (endpoint.isDefault) name.push(el('span', { text: 'default', className: 'badge marker', attrs: { 'data-default': 'true' } }));
           if (endpoint.description) name.push(el('span', { text: endpoint.description, className: 'note block' }));
           const row = el('tr', { attrs: { 'data-id': endpoint.id } }, [
-            cell('Endpoint', name, 'url'),
+            cell('Endpoint', name, 'url endpoint'),
             cell('Types', endpoint.webhookTypes.join(', ') || 'none'),
-            cell('Filters', filtersText(endpoint), 'url'),
+            cell('Filters', filtersText(endpoint), 'wrap'),
             cell('Status', el('span', { text: status.text, className: status.className })),
             cell('Shared secret', secretText(endpoint)),
             cell('', open),
@@ -799,6 +799,11 @@
     }
   }
 
+  /** "2026-11-23 15:00" for the bucket that starts at 15:00 UTC. @param {string} startUtc */
+  function hourOf(startUtc) {
+    return startUtc.slice(0, 16).replace('T', ' ');
+  }
+
   /** @param {number|null} ms */
   function latency(ms) {
     return ms === null ? '—' : `${ms} ms`;
@@ -819,7 +824,7 @@
       ?.replaceChildren(
         ...active.map((b) =>
           el('tr', { attrs: { 'data-start': b.startUtc } }, [
-            cell('Hour from', shortTime(b.startUtc)),
+            cell('Hour from (UTC)', hourOf(b.startUtc)),
             cell('Succeeded', String(b.succeeded)),
             cell('Failed', String(b.failed)),
             cell('Retried', String(b.retried)),
@@ -828,7 +833,7 @@
           ]),
         ),
         el('tr', { className: 'total', attrs: { 'data-total': 'true' } }, [
-          cell('Hour from', 'All 24 hours'),
+          cell('Hour from (UTC)', 'All 24 hours'),
           cell('Succeeded', String(totals.succeeded)),
           cell('Failed', String(totals.failed)),
           cell('Retried', String(totals.retried)),
@@ -843,14 +848,17 @@
 
   /** @param {StatsBucket[]} buckets */
   function renderChart(buckets) {
-    const uPlot = /** @type {{uPlot?: ChartConstructor}} */ (/** @type {unknown} */ (window)).uPlot;
+    const uPlot = /** @type {{uPlot?: ChartLibrary}} */ (/** @type {unknown} */ (window)).uPlot;
     const container = $('chart');
     if (state.chart) state.chart.destroy();
     state.chart = null;
     container.replaceChildren();
     if (!uPlot || buckets.length === 0) return;
+    const HOUR = 3600;
+    const starts = buckets.map((b) => Math.floor(new Date(b.startUtc).getTime() / 1000 / HOUR) * HOUR);
+    // Each hour's two bars stand side by side around its middle; latencies are points on lines.
     const data = [
-      buckets.map((b) => new Date(b.startUtc).getTime() / 1000),
+      starts.map((start) => start + HOUR / 2),
       buckets.map((b) => b.succeeded),
       buckets.map((b) => b.failed),
       buckets.map((b) => b.p50Ms),
@@ -861,14 +869,34 @@
       {
         width,
         height: width < 600 ? 240 : 320,
+        // UTC on the axis, as everywhere else on the page.
+        tzDate: (/** @type {number} */ seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
+        scales: {
+          x: { time: true, range: () => [starts[0], starts[starts.length - 1] + HOUR] },
+          count: { range: (/** @type {unknown} */ _chart, /** @type {number} */ _min, /** @type {number} */ max) => [0, Math.max(1, max)] },
+        },
         series: [
           {},
-          { label: 'succeeded', stroke: '#2e7d32', fill: 'rgba(46,125,50,.15)', scale: 'count' },
-          { label: 'failed', stroke: '#c62828', fill: 'rgba(198,40,40,.15)', scale: 'count' },
-          { label: 'p50 ms', stroke: '#0b57d0', dash: [4, 4], scale: 'ms' },
-          { label: 'p99 ms', stroke: '#7b1fa2', dash: [2, 2], scale: 'ms' },
+          {
+            label: 'succeeded',
+            stroke: '#2e7d32',
+            fill: 'rgba(46,125,50,.6)',
+            scale: 'count',
+            paths: uPlot.paths.bars({ align: -1, size: [0.4, 24] }),
+            points: { show: false },
+          },
+          {
+            label: 'failed',
+            stroke: '#c62828',
+            fill: 'rgba(198,40,40,.6)',
+            scale: 'count',
+            paths: uPlot.paths.bars({ align: 1, size: [0.4, 24] }),
+            points: { show: false },
+          },
+          { label: 'p50 ms', stroke: '#0b57d0', width: 2, scale: 'ms' },
+          { label: 'p99 ms', stroke: '#7b1fa2', width: 2, dash: [6, 4], scale: 'ms' },
         ],
-        axes: [{}, { scale: 'count', label: 'webhooks' }, { scale: 'ms', side: 1, label: 'ms', grid: { show: false } }],
+        axes: [{}, { scale: 'count', label: 'webhooks' }, { scale: 'ms', side: 1, label: 'latency (ms)', grid: { show: false } }],
       },
       data,
       container,
