@@ -470,8 +470,8 @@ describe('portal in a real browser', () => {
     await page.click('.tabs button[data-view="log"]');
     await page.select('#filter-endpoint', secondId);
     await page.click('#filter-form button[type="submit"]');
-    await rowOf(page, testId);
-    await page.waitForSelector('#log-table:not([aria-busy])');
+    // The filtered answer, not an earlier unfiltered one: the log is no longer busy and shows the test webhook.
+    await page.waitForSelector(`#log-table:not([aria-busy]) tbody tr[data-id="${testId}"]`);
     const rows = await page.$$eval('#log-table tbody tr', (trs) =>
       trs.map((r) => ({
         id: (r as HTMLElement).dataset.id,
@@ -642,7 +642,12 @@ describe('portal in a real browser', () => {
     await page.select('#filter-endpoint', secondId);
     await page.select('#filter-status', 'succeeded');
     await page.click('#filter-form button[type="submit"]');
-    await page.waitForFunction((n) => document.querySelectorAll('#log-table tbody tr').length === n, {}, failed.length);
+    await page.waitForFunction(
+      (n) =>
+        !document.getElementById('log-table')?.hasAttribute('aria-busy') && document.querySelectorAll('#log-table tbody tr').length === n,
+      {},
+      failed.length,
+    );
     const shown = await page.$$eval('#log-table tbody tr', (rows) =>
       rows.map((r) => [
         (r as HTMLElement).dataset.id,
