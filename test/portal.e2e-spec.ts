@@ -580,6 +580,8 @@ describe('portal in a real browser', () => {
     expect(await page.$eval('#endpoint-detail', (e) => (e as HTMLElement).dataset.id)).toBe(third.id);
     await page.click('#secret-done');
     await page.waitForSelector('#secret-box', { hidden: true });
+    expect(await page.$eval('#new-secret', (input) => (input as HTMLTextAreaElement).value)).toBe('');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('endpoint-detail');
     await page.close();
   });
 

@@ -965,7 +965,9 @@
   $('create-form').addEventListener('submit', (event) => void createEndpoint(/** @type {SubmitEvent} */ (event)));
   $('secret-done').addEventListener('click', () => {
     hideSecret();
-    $('endpoints-title').scrollIntoView({ block: 'nearest' });
+    // Focus must not stay on the button that just vanished: back to the endpoint it was for.
+    const detail = $('endpoint-detail');
+    (detail.hidden ? $('main') : detail).focus();
   });
   $('replay-form').addEventListener('submit', (event) => void replay(/** @type {SubmitEvent} */ (event)));
   $('stats-form').addEventListener('submit', (event) => {
