@@ -29,15 +29,7 @@ export class DomainEventPublisher {
         `Undeclared domain event ${event.webhookType}/${event.resourceType}.${event.action}: declare it in the module's extension definition.`,
       );
     }
-    const row = new DomainEvent({
-      organizationId,
-      webhookType: event.webhookType,
-      resourceType: event.resourceType,
-      resourceId: event.resourceId,
-      action: event.action,
-      changes: event.changes,
-    });
-    row.contractAddress = event.contractAddress ?? null;
+    const row = eventRow(organizationId, event);
     em.persist(row);
     return row;
   }
@@ -48,19 +40,22 @@ export class DomainEventPublisher {
    * are inserted in the given order (their ids are UUIDv7, so they sort so too).
    */
   async publishMany(em: EntityManager, organizationId: string, events: WithContract<DomainEventInput>[]): Promise<DomainEvent[]> {
-    const rows = events.map((event) => {
-      const row = new DomainEvent({
-        organizationId,
-        webhookType: event.webhookType,
-        resourceType: event.resourceType,
-        resourceId: event.resourceId,
-        action: event.action,
-        changes: event.changes,
-      });
-      row.contractAddress = event.contractAddress ?? null;
-      return row;
-    });
+    const rows = events.map((event) => eventRow(organizationId, event));
     await em.getRepository(DomainEvent).insertRows(rows);
     return rows;
   }
+}
+
+/** The one mapping from what a module publishes to the outbox row. */
+function eventRow(organizationId: string, event: WithContract<DomainEventInput | ExtensionEventInput>): DomainEvent {
+  const row = new DomainEvent({
+    organizationId,
+    webhookType: event.webhookType,
+    resourceType: event.resourceType,
+    resourceId: event.resourceId,
+    action: event.action,
+    changes: event.changes,
+  });
+  row.contractAddress = event.contractAddress ?? null;
+  return row;
 }
