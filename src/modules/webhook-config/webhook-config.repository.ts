@@ -1,5 +1,5 @@
-import { LockMode } from '@mikro-orm/core';
-import { EntityRepository } from '@mikro-orm/postgresql';
+import { EntityData, EntityName, FilterQuery, LockMode } from '@mikro-orm/core';
+import { EntityManager, EntityRepository } from '@mikro-orm/postgresql';
 import type { SecretKeyring } from '../../config/app-config';
 import { ResealReport, resealColumn, SealedColumn } from '../../database/sealed-columns';
 import type { WebhookConfig } from './webhook-config.entity';
@@ -74,14 +74,23 @@ export class WebhookConfigRepository extends EntityRepository<WebhookConfig> {
    * Gives up at once (and is tried again next time) when a change holds the rows or the table,
    * rather than waiting in line with requests.
    */
-  async erasePreviousSecretsExpiredBy(now: Date): Promise<number> {
-    return this.em.transactional(async (em) => {
-      await em.execute(`set local lock_timeout = '${CLEANUP_LOCK_TIMEOUT_MS}ms'`, [], 'run');
-      return em.nativeUpdate(
-        this.entityName,
-        { previousSecretExpiresAt: { $lte: now } },
-        { previousSharedSecretSealed: null, previousSecretExpiresAt: null },
-      );
-    });
+  erasePreviousSecretsExpiredBy(now: Date): Promise<number> {
+    return erasePreviousSecretsExpiredBy(this.em, this.entityName, now);
   }
+}
+
+/**
+ * The expired-secret cleanup of any table of this module with a previous-secret pair (the
+ * default endpoint's and the other endpoints'): erases those whose window closed at or before
+ * `now`, in one statement, giving up at once when a change holds the rows.
+ */
+export function erasePreviousSecretsExpiredBy<
+  T extends { previousSecretExpiresAt: Date | null; previousSharedSecretSealed: string | null },
+>(em: EntityManager, entityName: EntityName<T>, now: Date): Promise<number> {
+  return em.transactional(async (tx) => {
+    await tx.execute(`set local lock_timeout = '${CLEANUP_LOCK_TIMEOUT_MS}ms'`, [], 'run');
+    const expired = { previousSecretExpiresAt: { $lte: now } } as FilterQuery<T>;
+    const erased = { previousSharedSecretSealed: null, previousSecretExpiresAt: null } as EntityData<T>;
+    return tx.nativeUpdate(entityName, expired, erased);
+  });
 }

@@ -1,9 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import { EntityRepository } from '@mikro-orm/postgresql';
 import type { WebhookEndpoint } from './webhook-endpoint.entity';
-
-/** How long the expired-secret cleanup waits for a lock before leaving it to its next run. */
-const CLEANUP_LOCK_TIMEOUT_MS = 100;
+import { erasePreviousSecretsExpiredBy } from './webhook-config.repository';
 
 export class WebhookEndpointRepository extends EntityRepository<WebhookEndpoint> {
   /** The endpoint if it is this organization's; another organization's is as unknown as a missing one. */
@@ -41,14 +39,7 @@ export class WebhookEndpointRepository extends EntityRepository<WebhookEndpoint>
    * Erases the previous secrets whose window closed at or before `now`; how many were erased.
    * Gives up at once (and is tried again next time) when a change holds the rows or the table.
    */
-  async erasePreviousSecretsExpiredBy(now: Date): Promise<number> {
-    return this.em.transactional(async (em) => {
-      await em.execute(`set local lock_timeout = '${CLEANUP_LOCK_TIMEOUT_MS}ms'`, [], 'run');
-      return em.nativeUpdate(
-        this.entityName,
-        { previousSecretExpiresAt: { $lte: now } },
-        { previousSharedSecretSealed: null, previousSecretExpiresAt: null },
-      );
-    });
+  erasePreviousSecretsExpiredBy(now: Date): Promise<number> {
+    return erasePreviousSecretsExpiredBy(this.em, this.entityName, now);
   }
 }
