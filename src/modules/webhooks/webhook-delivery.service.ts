@@ -238,7 +238,11 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       });
     }
     const createdByEvent = new Map<string, { row: NewDelivery; claimed: Claimed | null }[]>();
-    for (const c of created) createdByEvent.set(c.row.eventId, [...(createdByEvent.get(c.row.eventId) ?? []), c]);
+    for (const c of created) {
+      const siblings = createdByEvent.get(c.row.eventId);
+      if (siblings) siblings.push(c);
+      else createdByEvent.set(c.row.eventId, [c]);
+    }
     for (const eventId of judging) {
       if (!judged.has(eventId)) {
         // Judged by another worker between our read and our write: follow its outcome shortly.
