@@ -2,7 +2,7 @@ import { IsolationLevel } from '@mikro-orm/core';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import type { RequestMeta } from '../../common/auth/current-principal.decorator';
-import type { ApiKeyPrincipal } from '../../common/auth/principal';
+import type { Principal } from '../../common/auth/principal';
 import { encodePageKey, decodePageKey } from '../../common/pagination/page-key';
 import { toPage } from '../../common/pagination/page-query.dto';
 import { ChainVerdict, ChainVerifier } from './audit-chain';
@@ -11,13 +11,35 @@ import { AuditEntryRepository, ChainedEntry } from './audit-entry.repository';
 import type { AuditChanges } from './audit.rules';
 
 /**
- * Who acted: an organization's key, the platform operator (no key), or the service itself (no key,
- * no request), e.g. switching off an endpoint that keeps failing.
+ * Who acted: the authenticated principal of the request (an organization's key or the platform
+ * operator), or the service itself (no key, no request), e.g. switching off an endpoint that keeps
+ * failing. Callers pass the principal as the guard set it; only `auditIdentity` turns it into the
+ * recorded fields.
  */
-export type AuditActor = Pick<ApiKeyPrincipal, 'apiKeyId' | 'keyPrefix'> | { kind: 'operator' } | { kind: 'system' };
+export type AuditActor = Principal | { kind: 'system' };
 
 /** The service acting on its own; recorded with `keyPrefix` "system" and no key. */
 export const SYSTEM_ACTOR: AuditActor = Object.freeze({ kind: 'system' });
+
+/**
+ * The one mapping from an actor to what an audit entry records: an API key's id and its
+ * 13-character prefix, or no key and `operator` / `system`. Exhaustive over `kind`, so a new kind
+ * of principal does not compile until it is mapped here.
+ */
+export function auditIdentity(actor: AuditActor): { apiKeyId: string | null; keyPrefix: string } {
+  switch (actor.kind) {
+    case 'apiKey':
+      return { apiKeyId: actor.apiKeyId, keyPrefix: actor.keyPrefix };
+    case 'operator':
+      return { apiKeyId: null, keyPrefix: 'operator' };
+    case 'system':
+      return { apiKeyId: null, keyPrefix: 'system' };
+    default: {
+      const unknown: never = actor;
+      throw new Error(`unmapped audit actor ${JSON.stringify(unknown)}`);
+    }
+  }
+}
 
 /** Rows read per query by verify and export: what bounds their memory, whatever the chain length. */
 const CHAIN_PAGE = 1000;
@@ -41,13 +63,11 @@ export class AuditService {
     em: EntityManager,
     entry: { organizationId: string | null; action: string; actor: AuditActor; meta: RequestMeta; changes: AuditChanges },
   ): void {
-    const keyless = 'kind' in entry.actor ? entry.actor.kind : null;
     em.persist(
       new AuditEntry({
         organizationId: entry.organizationId,
         action: entry.action,
-        apiKeyId: keyless ? null : (entry.actor as { apiKeyId: string }).apiKeyId,
-        keyPrefix: keyless ?? (entry.actor as { keyPrefix: string }).keyPrefix,
+        ...auditIdentity(entry.actor),
         requestId: entry.meta.requestId,
         ip: entry.meta.ip,
         changes: entry.changes,

@@ -39,9 +39,7 @@ export class WebhookConfigController {
     @Body() body: UpdateWebhookConfigDto,
     @ReqMeta() meta: RequestMeta,
   ): Promise<WebhookConfigDto> {
-    // Only the key's identity: AuditService takes any actor with a `kind` for the operator.
-    const actor = { apiKeyId: key.apiKeyId, keyPrefix: key.keyPrefix };
-    const view = await this.webhookConfig.update(key.organizationId, body ?? {}, actor, meta);
+    const view = await this.webhookConfig.update(key.organizationId, body ?? {}, key, meta);
     return WebhookConfigDto.from(view);
   }
 
@@ -63,7 +61,6 @@ export class WebhookConfigController {
     @Body() body: RotateSecretDto,
     @ReqMeta() meta: RequestMeta,
   ): Promise<RotateSecretResponseDto> {
-    const actor = { apiKeyId: key.apiKeyId, keyPrefix: key.keyPrefix };
-    return RotateSecretResponseDto.from(await this.webhookConfig.rotateSecret(key.organizationId, body ?? {}, actor, meta));
+    return RotateSecretResponseDto.from(await this.webhookConfig.rotateSecret(key.organizationId, body ?? {}, key, meta));
   }
 }

@@ -28,9 +28,6 @@ const ENDPOINT_ID = {
 } as const;
 const NOT_FOUND = { description: "WEBHOOK_ENDPOINT_NOT_FOUND: no such endpoint (another organization's is as unknown)." };
 
-/** Only the key's identity: AuditService takes any actor with a `kind` for the operator or the service. */
-const actorOf = (key: ApiKeyPrincipal) => ({ apiKeyId: key.apiKeyId, keyPrefix: key.keyPrefix });
-
 @ApiTags('Organization')
 @Auth('admin')
 @Controller('api/organization/v1/current-organization/webhook-endpoints')
@@ -66,7 +63,7 @@ export class WebhookEndpointsController {
     @Body() body: CreateWebhookEndpointDto,
     @ReqMeta() meta: RequestMeta,
   ): Promise<CreatedWebhookEndpointDto> {
-    const created = await this.endpoints.create(key.organizationId, body, actorOf(key), meta);
+    const created = await this.endpoints.create(key.organizationId, body, key, meta);
     return CreatedWebhookEndpointDto.fromCreated(created.endpoint, created.sharedSecret);
   }
 
@@ -102,7 +99,7 @@ export class WebhookEndpointsController {
     @Body() body: UpdateWebhookEndpointDto,
     @ReqMeta() meta: RequestMeta,
   ): Promise<WebhookEndpointDto> {
-    return WebhookEndpointDto.from(await this.endpoints.update(key.organizationId, endpointId, body ?? {}, actorOf(key), meta));
+    return WebhookEndpointDto.from(await this.endpoints.update(key.organizationId, endpointId, body ?? {}, key, meta));
   }
 
   @Delete(':endpointId')
@@ -117,7 +114,7 @@ export class WebhookEndpointsController {
     @UuidParam('endpointId') endpointId: string,
     @ReqMeta() meta: RequestMeta,
   ): Promise<void> {
-    await this.endpoints.delete(key.organizationId, endpointId, actorOf(key), meta);
+    await this.endpoints.delete(key.organizationId, endpointId, key, meta);
   }
 
   @Post(':endpointId/rotate-secret')
@@ -138,6 +135,6 @@ export class WebhookEndpointsController {
     @Body() body: RotateSecretDto,
     @ReqMeta() meta: RequestMeta,
   ): Promise<RotateSecretResponseDto> {
-    return RotateSecretResponseDto.from(await this.endpoints.rotateSecret(key.organizationId, endpointId, body ?? {}, actorOf(key), meta));
+    return RotateSecretResponseDto.from(await this.endpoints.rotateSecret(key.organizationId, endpointId, body ?? {}, key, meta));
   }
 }

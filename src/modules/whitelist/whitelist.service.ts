@@ -7,7 +7,7 @@ import { normalizeAddress, parseAddress, toChecksumAddress } from '../../common/
 import { decodePageKey, encodePageKey } from '../../common/pagination/page-key';
 import { Page, toPage } from '../../common/pagination/page-query.dto';
 import { AppConfig } from '../../config/app-config';
-import { AuditActor, AuditService } from '../audit/audit.service';
+import { AuditService } from '../audit/audit.service';
 import { NftWhitelistContract } from './nft-whitelist-contract.entity';
 import { NftWhitelistContractRepository } from './nft-whitelist-contract.repository';
 import { NftWhitelist } from './nft-whitelist.entity';
@@ -55,7 +55,7 @@ export class WhitelistService {
       this.audit.record(em, {
         organizationId,
         action: 'nftWhitelist.update',
-        actor: actorOf(key),
+        actor: key,
         meta,
         changes: before.enabled === enabled ? {} : { enabled: { from: before.enabled, to: enabled } },
       });
@@ -94,7 +94,7 @@ export class WhitelistService {
       this.audit.record(em, {
         organizationId,
         action: 'nftWhitelist.contracts.add',
-        actor: actorOf(key),
+        actor: key,
         meta,
         changes:
           added.length === 0
@@ -121,7 +121,7 @@ export class WhitelistService {
       this.audit.record(em, {
         organizationId,
         action: 'nftWhitelist.contracts.delete',
-        actor: actorOf(key),
+        actor: key,
         meta,
         changes: {
           contractAddress: { from: toChecksumAddress(address), to: null },
@@ -138,11 +138,6 @@ function decodeAddressPageKey(pageKey: string): string {
     throw badRequest('INVALID_PAGE_KEY', 'pageKey is not a key returned by this endpoint.');
   }
   return after;
-}
-
-/** Only the key's identity: the audit log tells operator actions apart by a `kind` field. */
-function actorOf(key: ApiKeyPrincipal): AuditActor {
-  return { apiKeyId: key.apiKeyId, keyPrefix: key.keyPrefix };
 }
 
 function sortedChecksummed(addresses: readonly string[]): string[] {
