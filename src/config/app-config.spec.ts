@@ -1,6 +1,13 @@
 import { ConfigError, loadConfig } from './app-config';
 import { parseDurationList } from './duration';
 
+/** What production requires besides the encryption key: the audit chain key and a /metrics guard. */
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  AUDIT_CHAIN_KEY: Buffer.alloc(32, 5).toString('base64'),
+  METRICS_TOKEN: 'metrics-token-0123456789',
+};
+
 describe('loadConfig', () => {
   it('has defaults that serve a local machine', () => {
     const config = loadConfig({});
@@ -32,7 +39,7 @@ describe('loadConfig', () => {
   it('turns on strict defaults in production and requires the encryption key', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SECRETS_ENCRYPTION_KEY/);
     const key = Buffer.alloc(32, 7).toString('base64');
-    const config = loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: key });
+    const config = loadConfig({ ...PRODUCTION, SECRETS_ENCRYPTION_KEY: key });
     expect(config.migrateOnStart).toBe(false);
     expect(config.webhook.allowHttp).toBe(false);
     expect(config.webhook.allowPrivateNetworks).toBe(false);
@@ -106,12 +113,24 @@ describe('loadConfig', () => {
   });
 
   it('keeps audit entries 400 days by default, and refuses a retention that is not a duration', () => {
-    expect(loadConfig({}).audit).toEqual({ retentionMs: 400 * 86_400_000, pruneIntervalMs: 3_600_000 });
+    expect(loadConfig({}).audit).toEqual({ retentionMs: 400 * 86_400_000, pruneIntervalMs: 3_600_000, chainKey: null });
     expect(loadConfig({ AUDIT_RETENTION: '90d', AUDIT_PRUNE_INTERVAL: '10m' }).audit).toEqual({
       retentionMs: 90 * 86_400_000,
       pruneIntervalMs: 600_000,
+      chainKey: null,
     });
     expect(() => loadConfig({ AUDIT_RETENTION: 'forever' })).toThrow(/AUDIT_RETENTION must be a duration/);
+  });
+
+  it('reads AUDIT_CHAIN_KEY (32 bytes, base64), required in production', () => {
+    const key = Buffer.alloc(32, 4);
+    expect(loadConfig({ AUDIT_CHAIN_KEY: key.toString('base64') }).audit.chainKey?.equals(key)).toBe(true);
+    expect(() => loadConfig({ AUDIT_CHAIN_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/AUDIT_CHAIN_KEY must be 32 bytes/);
+    expect(() => loadConfig({ AUDIT_CHAIN_KEY: 'not base64 at all!' })).toThrow(/AUDIT_CHAIN_KEY must be 32 bytes/);
+    const { AUDIT_CHAIN_KEY: _omitted, ...withoutKey } = PRODUCTION;
+    expect(() => loadConfig({ ...withoutKey, SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64') })).toThrow(
+      /AUDIT_CHAIN_KEY is required when NODE_ENV=production/,
+    );
   });
 
   describe('strict mode does not hinge on spelling', () => {
@@ -120,7 +139,7 @@ describe('loadConfig', () => {
     it('accepts exactly development, test and production; unset means development', () => {
       expect(loadConfig({}).nodeEnv).toBe('development');
       expect(loadConfig({ NODE_ENV: 'test' }).nodeEnv).toBe('test');
-      expect(loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: productionKey }).production).toBe(true);
+      expect(loadConfig({ ...PRODUCTION, SECRETS_ENCRYPTION_KEY: productionKey }).production).toBe(true);
       expect(() => loadConfig({ NODE_ENV: 'prod' })).toThrow(/NODE_ENV must be development, test or production \(got "prod"\)/);
     });
 
@@ -129,19 +148,26 @@ describe('loadConfig', () => {
         expect.stringMatching(/^SECRETS_ENCRYPTION_KEYS unset/),
         expect.stringMatching(/^WEBHOOK_ALLOW_HTTP=true/),
         expect.stringMatching(/^WEBHOOK_ALLOW_PRIVATE_NETWORKS=true/),
+        expect.stringMatching(/^AUDIT_CHAIN_KEY unset/),
+        expect.stringMatching(/^METRICS_TOKEN and METRICS_PORT unset/),
       ]);
       expect(
-        loadConfig({ SECRETS_ENCRYPTION_KEY: productionKey, WEBHOOK_ALLOW_HTTP: 'false', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })
-          .relaxedDefaults,
+        loadConfig({
+          SECRETS_ENCRYPTION_KEY: productionKey,
+          WEBHOOK_ALLOW_HTTP: 'false',
+          WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+          AUDIT_CHAIN_KEY: productionKey,
+          METRICS_PORT: '9464',
+        }).relaxedDefaults,
       ).toEqual([]);
     });
 
     it('refuses the development key in production, alone or in a keyring', () => {
       const developmentKey = loadConfig({}).secretsEncryptionKey.sealing.key.toString('base64');
-      expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: developmentKey })).toThrow(
+      expect(() => loadConfig({ ...PRODUCTION, SECRETS_ENCRYPTION_KEY: developmentKey })).toThrow(
         /SECRETS_ENCRYPTION_KEY must not use the development key/,
       );
-      expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEYS: `new:${productionKey},old:${developmentKey}` })).toThrow(
+      expect(() => loadConfig({ ...PRODUCTION, SECRETS_ENCRYPTION_KEYS: `new:${productionKey},old:${developmentKey}` })).toThrow(
         /SECRETS_ENCRYPTION_KEYS must not use the development key/,
       );
     });
@@ -171,7 +197,7 @@ describe('loadConfig', () => {
       [443, 443],
       [8000, 8999],
     ]);
-    const strict = loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') }).webhook
+    const strict = loadConfig({ ...PRODUCTION, SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') }).webhook
       .allowedPorts;
     expect(strict[0]).toEqual([443, 443]);
     expect(loadConfig({}).webhook.allowedPorts.slice(0, 2)).toEqual([

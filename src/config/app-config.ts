@@ -102,6 +102,14 @@ export abstract class AppConfig {
   abstract readonly audit: {
     readonly retentionMs: number;
     readonly pruneIntervalMs: number;
+    /** AUDIT_CHAIN_KEY: keys the audit hash chain (HMAC-SHA256); null writes plain SHA-256 links (development only). */
+    readonly chainKey: Buffer | null;
+  };
+  /** Who may read /metrics: a bearer token (METRICS_TOKEN), or its own listener (METRICS_PORT on METRICS_HOST). */
+  abstract readonly metrics: {
+    readonly token: string | null;
+    readonly port: number | null;
+    readonly host: string;
   };
 }
 
@@ -229,6 +237,31 @@ export function loadConfig(env: Env = process.env): AppConfig {
     });
   }
 
+  // Security round 3: the audit chain key and the /metrics guard, required in production.
+  let auditChainKey: Buffer | null = null;
+  if (isSet('AUDIT_CHAIN_KEY')) {
+    const text = env.AUDIT_CHAIN_KEY!.trim();
+    const decoded = Buffer.from(text, 'base64');
+    if (decoded.length !== 32 || decoded.toString('base64').replace(/=+$/, '') !== text.replace(/=+$/, '')) {
+      errors.push('AUDIT_CHAIN_KEY must be 32 bytes encoded in base64');
+    } else {
+      auditChainKey = decoded;
+    }
+  } else if (production) {
+    errors.push('AUDIT_CHAIN_KEY is required when NODE_ENV=production (32 bytes, base64)');
+  } else {
+    relaxedDefaults.push('AUDIT_CHAIN_KEY unset (audit chain hashed without a key: anyone who can write the database can recompute it)');
+  }
+  const metricsToken = env.METRICS_TOKEN?.trim() || null;
+  if (metricsToken !== null && metricsToken.length < 16) errors.push('METRICS_TOKEN must be at least 16 characters');
+  const metricsPort = isSet('METRICS_PORT') ? int('METRICS_PORT', 0, 1, 65535) : null;
+  const metricsHost = str('METRICS_HOST', '127.0.0.1');
+  if (production && metricsToken === null && metricsPort === null) {
+    errors.push('METRICS_TOKEN or METRICS_PORT is required when NODE_ENV=production (/metrics is not served openly)');
+  } else if (!production && metricsToken === null && metricsPort === null) {
+    relaxedDefaults.push('METRICS_TOKEN and METRICS_PORT unset (/metrics open on the API port)');
+  }
+
   const logLevel = str('LOG_LEVEL', production ? 'info' : 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     errors.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "${logLevel}")`);
@@ -290,7 +323,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     audit: {
       retentionMs: duration('AUDIT_RETENTION', 400 * 86_400_000),
       pruneIntervalMs: duration('AUDIT_PRUNE_INTERVAL', 3_600_000),
+      chainKey: auditChainKey,
     },
+    metrics: { token: metricsToken, port: metricsPort, host: metricsHost },
   };
   if (!/^[A-Za-z0-9_:-]{1,64}$/.test(config.queuePrefix)) {
     errors.push('QUEUE_PREFIX must be 1-64 characters of letters, digits, _, : or -');

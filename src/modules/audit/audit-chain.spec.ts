@@ -84,3 +84,26 @@ describe('ChainVerifier', () => {
     expect(v.verdict(entries[3].hash)).toEqual({ valid: true, entries: 2, lastHash: entries[3].hash });
   });
 });
+
+describe('the keyed chain', () => {
+  const key = Buffer.alloc(32, 7);
+
+  it('is HMAC-SHA256 keyed with AUDIT_CHAIN_KEY, so the plain formula does not reproduce it', () => {
+    const e = entry(1);
+    expect(chainHash(GENESIS_HASH, e, key)).not.toBe(chainHash(GENESIS_HASH, e));
+    expect(chainHash(GENESIS_HASH, e, key)).not.toBe(chainHash(GENESIS_HASH, e, Buffer.alloc(32, 8)));
+  });
+
+  it('checks positions before the keyed start in plain SHA-256 and from it with the key, and says where it begins', () => {
+    const plain = chain(2);
+    const third = entry(3);
+    const keyed = { ...third, hash: chainHash(plain[1].hash, third, key) };
+    const verifier = new ChainVerifier(GENESIS_HASH, 0, { key, fromSeq: 3 });
+    [...plain, keyed].forEach((e, i) => expect(verifier.add(e, i + 1)).toBe(true));
+    expect(verifier.verdict()).toEqual({ valid: true, entries: 3, lastHash: keyed.hash, keyedFromEntryId: keyed.id });
+    // Without the key, a keyed position cannot be shown valid.
+    const keyless = new ChainVerifier(GENESIS_HASH, 0, { key: null, fromSeq: 3 });
+    [...plain, keyed].forEach((e, i) => keyless.add(e, i + 1));
+    expect(keyless.verdict()).toMatchObject({ valid: false, firstBrokenEntryId: keyed.id });
+  });
+});

@@ -1,6 +1,6 @@
 import { ChangeSetType, EventSubscriber, FlushEventArgs } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { chainHash } from './audit-chain';
+import { chainHash, chainSeal, sealMatches } from './audit-chain';
 import { AuditEntry } from './audit-entry.entity';
 import { exportedOf } from './dto/audit-entry.response.dto';
 
@@ -11,6 +11,9 @@ import { exportedOf } from './dto/audit-entry.response.dto';
  * a rolled-back write leaves the head where it was.
  */
 export class AuditChainSubscriber implements EventSubscriber {
+  /** `key`: AUDIT_CHAIN_KEY, or null to write plain SHA-256 links (development only). */
+  constructor(private readonly key: Buffer | null = null) {}
+
   async onFlush(args: FlushEventArgs): Promise<void> {
     const created = args.uow
       .getChangeSets()
@@ -27,22 +30,45 @@ export class AuditChainSubscriber implements EventSubscriber {
     for (const entry of created) byOrganization.set(entry.organizationId!, [...(byOrganization.get(entry.organizationId!) ?? []), entry]);
     // A fixed lock order keeps two transactions touching the same organizations from deadlocking.
     for (const organizationId of [...byOrganization.keys()].sort()) {
-      const [head] = await em.execute<{ head_seq: string; head_hash: string }[]>(
+      const [head] = await em.execute<{ head_seq: string; head_hash: string; keyed_from_seq: string | null; chain_seal: string | null }[]>(
         `insert into "audit_chain" ("organization_id") values (?)
          on conflict ("organization_id") do update set "head_seq" = "audit_chain"."head_seq"
-         returning "head_seq", "head_hash"`,
+         returning "head_seq", "head_hash", "keyed_from_seq", "chain_seal"`,
         [organizationId],
       );
       let seq = Number(head.head_seq);
       let hash = head.head_hash;
+      const keyedFrom = head.keyed_from_seq === null ? null : Number(head.keyed_from_seq);
+      if (keyedFrom !== null && !this.key) {
+        // Plain links after keyed ones would make the rest of the chain unverifiable.
+        throw new Error('This audit chain is keyed: set AUDIT_CHAIN_KEY to record entries.');
+      }
       for (const entry of byOrganization.get(organizationId)!) {
         seq += 1;
-        hash = chainHash(hash, exportedOf(entry));
+        hash = chainHash(hash, exportedOf(entry), this.key);
         entry.chainSeq = seq;
         entry.hash = hash;
         args.uow.recomputeSingleChangeSet(entry);
       }
-      await em.execute(`update "audit_chain" set "head_seq" = ?, "head_hash" = ? where "organization_id" = ?`, [seq, hash, organizationId]);
+      if (!this.key) {
+        await em.execute(`update "audit_chain" set "head_seq" = ?, "head_hash" = ? where "organization_id" = ?`, [
+          seq,
+          hash,
+          organizationId,
+        ]);
+        continue;
+      }
+      // The keyed part begins with the first entry written with the key. A seal that no longer
+      // matches (the state was edited in the database) is left broken, never re-sealed over.
+      const start = keyedFrom ?? Number(head.head_seq) + 1;
+      const intact =
+        keyedFrom === null ||
+        sealMatches(chainSeal(this.key, organizationId, keyedFrom, Number(head.head_seq), head.head_hash), head.chain_seal);
+      const seal = intact ? chainSeal(this.key, organizationId, start, seq, hash) : head.chain_seal;
+      await em.execute(
+        `update "audit_chain" set "head_seq" = ?, "head_hash" = ?, "keyed_from_seq" = ?, "chain_seal" = ? where "organization_id" = ?`,
+        [seq, hash, start, seal, organizationId],
+      );
     }
   }
 }

@@ -15,6 +15,9 @@ export interface ChainState {
   headHash: string;
   checkpointSeq: number;
   checkpointHash: string;
+  /** First position hashed with AUDIT_CHAIN_KEY (null: none yet), and the keyed seal over it and the head. */
+  keyedFromSeq: number | null;
+  chainSeal: string | null;
 }
 
 interface ChainRow {
@@ -54,16 +57,29 @@ export class AuditEntryRepository extends EntityRepository<AuditEntry> {
 
   async chainState(organizationId: string): Promise<ChainState> {
     const [row] = await this.getEntityManager().execute<
-      { head_seq: string; head_hash: string; checkpoint_seq: string; checkpoint_hash: string }[]
-    >(`select "head_seq", "head_hash", "checkpoint_seq", "checkpoint_hash" from "audit_chain" where "organization_id" = ?`, [
-      organizationId,
-    ]);
-    if (!row) return { headSeq: 0, headHash: GENESIS_HASH, checkpointSeq: 0, checkpointHash: GENESIS_HASH };
+      {
+        head_seq: string;
+        head_hash: string;
+        checkpoint_seq: string;
+        checkpoint_hash: string;
+        keyed_from_seq: string | null;
+        chain_seal: string | null;
+      }[]
+    >(
+      `select "head_seq", "head_hash", "checkpoint_seq", "checkpoint_hash", "keyed_from_seq", "chain_seal"
+         from "audit_chain" where "organization_id" = ?`,
+      [organizationId],
+    );
+    if (!row) {
+      return { headSeq: 0, headHash: GENESIS_HASH, checkpointSeq: 0, checkpointHash: GENESIS_HASH, keyedFromSeq: null, chainSeal: null };
+    }
     return {
       headSeq: Number(row.head_seq),
       headHash: row.head_hash,
       checkpointSeq: Number(row.checkpoint_seq),
       checkpointHash: row.checkpoint_hash,
+      keyedFromSeq: row.keyed_from_seq === null ? null : Number(row.keyed_from_seq),
+      chainSeal: row.chain_seal,
     };
   }
 
@@ -146,26 +162,20 @@ export class AuditEntryRepository extends EntityRepository<AuditEntry> {
       last = row;
     }
     if (!last) return 0;
-    const deleted = await em.execute<{ id: string }[]>(
-      `delete from "audit_entry" where "organization_id" = ? and "chain_seq" > ? and "chain_seq" <= ? returning "id"`,
-      [organizationId, chain.checkpoint_seq, last.chain_seq],
-    );
-    await em.execute(`update "audit_chain" set "checkpoint_seq" = ?, "checkpoint_hash" = ? where "organization_id" = ?`, [
-      last.chain_seq,
-      last.hash,
+    // Through the one function the immutability trigger lets delete: it moves the checkpoint too.
+    const [result] = await em.execute<{ deleted: number }[]>(`select "audit_prune_chain"(?, ?) as "deleted"`, [
       organizationId,
+      last.chain_seq,
     ]);
-    return deleted.length;
+    return Number(result.deleted);
   }
 
   /** Entries of no organization (operator actions outside any) are in no chain: pruned by age alone. */
   async pruneUnchainedBefore(cutoff: Date, limit: number): Promise<number> {
-    const deleted = await this.getEntityManager().execute<{ id: string }[]>(
-      `delete from "audit_entry" where "id" in (
-         select "id" from "audit_entry" where "organization_id" is null and "created_at" < ? order by "id" limit ?)
-       returning "id"`,
-      [cutoff, limit],
-    );
-    return deleted.length;
+    const [result] = await this.getEntityManager().execute<{ deleted: number }[]>(`select "audit_prune_unchained"(?, ?) as "deleted"`, [
+      cutoff,
+      limit,
+    ]);
+    return Number(result.deleted);
   }
 }

@@ -25,6 +25,8 @@ function drainOrClose(res: Response): Promise<void> {
 
 /** Response header carrying the hash an export's first line links to (64 zeros from the chain's start). */
 export const EXPORT_PREVIOUS_HASH_HEADER = 'x-audit-previous-hash';
+/** Response header naming the first line (1-based) hashed with AUDIT_CHAIN_KEY; absent when no line is. */
+export const EXPORT_KEYED_FROM_HEADER = 'x-audit-keyed-from-line';
 
 @ApiTags('Organization')
 @Controller('api/organization/v1/current-organization/audit-log')
@@ -57,7 +59,8 @@ export class AuditController {
     summary: 'Export the audit log as NDJSON, oldest first, with hashes',
     description:
       'One entry per line, in chain order, streamed. The `x-audit-previous-hash` header is the hash the first line ' +
-      'links to (64 zeros from the start of the chain), so the export verifies offline.',
+      'links to (64 zeros from the start of the chain), so the export verifies offline; `x-audit-keyed-from-line` names ' +
+      'the first line hashed with AUDIT_CHAIN_KEY (HMAC-SHA256) when there is one.',
   })
   @ApiProduces('application/x-ndjson')
   @ApiOkResponse({ description: 'NDJSON: one AuditEntry (with `hash`) per line.', schema: { type: 'string' } })
@@ -73,8 +76,9 @@ export class AuditController {
       await this.audit.export(
         key.organizationId,
         { since, until },
-        (previousHash) => {
+        (previousHash, keyedFromLine) => {
           res.status(200);
+          if (keyedFromLine !== null) res.setHeader(EXPORT_KEYED_FROM_HEADER, String(keyedFromLine));
           res.setHeader('content-type', 'application/x-ndjson; charset=utf-8');
           res.setHeader('cache-control', 'no-store');
           res.setHeader(EXPORT_PREVIOUS_HASH_HEADER, previousHash);

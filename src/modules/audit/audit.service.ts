@@ -5,7 +5,8 @@ import type { RequestMeta } from '../../common/auth/current-principal.decorator'
 import type { Principal } from '../../common/auth/principal';
 import { encodePageKey, decodePageKey } from '../../common/pagination/page-key';
 import { toPage } from '../../common/pagination/page-query.dto';
-import { ChainVerdict, ChainVerifier } from './audit-chain';
+import { AppConfig } from '../../config/app-config';
+import { ChainVerdict, ChainVerifier, chainSeal, sealMatches } from './audit-chain';
 import { AuditEntry } from './audit-entry.entity';
 import { AuditEntryRepository, ChainedEntry } from './audit-entry.repository';
 import type { AuditChanges } from './audit.rules';
@@ -52,6 +53,7 @@ export class AuditService {
   constructor(
     private readonly em: EntityManager,
     private readonly entries: AuditEntryRepository,
+    private readonly config: AppConfig,
   ) {}
 
   /**
@@ -87,10 +89,16 @@ export class AuditService {
    * deleting the newest entries shows as a head the remaining chain no longer reaches.
    */
   verify(organizationId: string): Promise<ChainVerdict> {
+    const key = this.config.audit.chainKey;
     return this.em.fork().transactional(async (em) => {
       const entries = em.getRepository(AuditEntry);
       const state = await entries.chainState(organizationId);
-      const verifier = new ChainVerifier(state.checkpointHash, state.checkpointSeq);
+      // The keyed part's start and the head are sealed with the key: an edited seal (a start moved
+      // to hide recomputed plain hashes, or a head moved back over deleted entries) fails verify.
+      const sealed =
+        state.keyedFromSeq === null ||
+        (key !== null && sealMatches(chainSeal(key, organizationId, state.keyedFromSeq, state.headSeq, state.headHash), state.chainSeal));
+      const verifier = new ChainVerifier(state.checkpointHash, state.checkpointSeq, { key, fromSeq: state.keyedFromSeq });
       let after = state.checkpointSeq;
       let lastId: string | null = null;
       for (;;) {
@@ -102,16 +110,18 @@ export class AuditService {
         if (page.length < CHAIN_PAGE) break;
       }
       const verdict = verifier.verdict(state.headHash, lastId);
+      const keyed = verdict.keyedFromEntryId === undefined ? {} : { keyedFromEntryId: verdict.keyedFromEntryId };
       // Rows beyond the recorded head (inserted by hand) are not part of the chain.
-      if (verdict.valid && after > state.headSeq) return { valid: false, entries: verdict.entries, firstBrokenEntryId: lastId };
+      if (verdict.valid && (after > state.headSeq || !sealed))
+        return { valid: false, entries: verdict.entries, firstBrokenEntryId: lastId, ...keyed };
       return verdict;
     }, SNAPSHOT);
   }
 
   /**
    * Streams the chain, or the contiguous part of it written in [since, until), oldest first.
-   * `start` receives the hash the first entry links to (so the export verifies on its own) before
-   * any entry; `write` receives one page at a time and may wait (back-pressure).
+   * `start` receives the hash the first entry links to (so the export verifies on its own) and the
+   * line where the keyed part begins, before any entry; `write` receives one page at a time and may wait (back-pressure).
    *
    * The extent (from a checkpoint to the head) is fixed in one snapshot; the pages are then read
    * one short query at a time, so a slow client holds no transaction or connection open. Entries
@@ -121,19 +131,25 @@ export class AuditService {
   async export(
     organizationId: string,
     window: { since: Date | null; until: Date | null },
-    start: (previousHash: string) => void,
+    start: (previousHash: string, keyedFromLine: number | null) => void,
     write: (page: ChainedEntry[]) => Promise<boolean>,
   ): Promise<void> {
     const extent = await this.em.fork().transactional(async (em) => {
       const entries = em.getRepository(AuditEntry);
       const state = await entries.chainState(organizationId);
       const range = await entries.seqRange(organizationId, state.checkpointSeq, window.since, window.until);
-      if (!range) return { range: null, previous: state.headHash };
+      if (!range) return { range: null, previous: state.headHash, keyedFromSeq: state.keyedFromSeq };
       const previous =
         range.first - 1 <= state.checkpointSeq ? state.checkpointHash : await entries.hashAt(organizationId, range.first - 1);
-      return { range, previous: previous ?? state.checkpointHash };
+      return { range, previous: previous ?? state.checkpointHash, keyedFromSeq: state.keyedFromSeq };
     }, SNAPSHOT);
-    start(extent.previous);
+    // Which line of the export is the first hashed with the key (1-based), so a holder of the key
+    // verifies the file offline: plain SHA-256 before it, HMAC-SHA256 from it.
+    const keyedFromLine =
+      extent.range && extent.keyedFromSeq !== null && extent.keyedFromSeq <= extent.range.last
+        ? Math.max(1, extent.keyedFromSeq - extent.range.first + 1)
+        : null;
+    start(extent.previous, keyedFromLine);
     if (!extent.range) return;
     const entries = this.em.fork().getRepository(AuditEntry);
     let after = extent.range.first - 1;

@@ -60,4 +60,7 @@ export class AuditVerifyDto {
   /** When not valid: the first entry whose hash or place in the chain does not match; null when the newest entries were deleted and none is left. */
   @ApiProperty({ required: false, type: 'string', nullable: true })
   firstBrokenEntryId?: string | null;
+  /** The first entry hashed with AUDIT_CHAIN_KEY (HMAC-SHA256); absent when no entry checked is keyed. */
+  @ApiProperty({ required: false, type: 'string' })
+  keyedFromEntryId?: string;
 }
