@@ -21,6 +21,7 @@ describe('published access matrix', () => {
     const access = route.access!;
     if (access.kind === 'public') return [];
     if (access.kind === 'operator') return ['operator'];
+    if (access.kind === 'metrics') return ['metrics'];
     return ROLES.filter((role) => mayCall([role], access.role, route.method));
   };
 

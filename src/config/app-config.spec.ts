@@ -122,6 +122,23 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ AUDIT_RETENTION: 'forever' })).toThrow(/AUDIT_RETENTION must be a duration/);
   });
 
+  it('guards /metrics: METRICS_TOKEN or METRICS_PORT (on METRICS_HOST, 127.0.0.1 by default), one required in production', () => {
+    expect(loadConfig({}).metrics).toEqual({ token: null, port: null, host: '127.0.0.1' });
+    expect(loadConfig({ METRICS_TOKEN: 'a-long-enough-token', METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({
+      token: 'a-long-enough-token',
+      port: 9464,
+      host: '0.0.0.0',
+    });
+    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN must be at least 16 characters/);
+    expect(() => loadConfig({ METRICS_PORT: '0' })).toThrow(/METRICS_PORT must be an integer between 1 and 65535/);
+    const { METRICS_TOKEN: _omitted, ...withoutMetrics } = PRODUCTION;
+    const key = Buffer.alloc(32, 9).toString('base64');
+    expect(() => loadConfig({ ...withoutMetrics, SECRETS_ENCRYPTION_KEY: key })).toThrow(
+      /METRICS_TOKEN or METRICS_PORT is required when NODE_ENV=production/,
+    );
+    expect(loadConfig({ ...withoutMetrics, SECRETS_ENCRYPTION_KEY: key, METRICS_PORT: '9464' }).metrics.port).toBe(9464);
+  });
+
   it('reads AUDIT_CHAIN_KEY (32 bytes, base64), required in production', () => {
     const key = Buffer.alloc(32, 4);
     expect(loadConfig({ AUDIT_CHAIN_KEY: key.toString('base64') }).audit.chainKey?.equals(key)).toBe(true);
@@ -197,8 +214,7 @@ describe('loadConfig', () => {
       [443, 443],
       [8000, 8999],
     ]);
-    const strict = loadConfig({ ...PRODUCTION, SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') }).webhook
-      .allowedPorts;
+    const strict = loadConfig({ ...PRODUCTION, SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') }).webhook.allowedPorts;
     expect(strict[0]).toEqual([443, 443]);
     expect(loadConfig({}).webhook.allowedPorts.slice(0, 2)).toEqual([
       [80, 80],

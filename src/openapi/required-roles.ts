@@ -13,6 +13,8 @@ import { ACCESS_METADATA, ROLES, rolesAccepted } from '../common/auth/principal'
 
 /** What `x-required-roles` lists besides API-key roles. */
 export const OPERATOR = 'operator';
+/** The Prometheus scrape's own credential (METRICS_TOKEN, or its METRICS_PORT listener). */
+export const METRICS = 'metrics';
 
 export interface RouteAccess {
   method: string;
@@ -28,6 +30,7 @@ export interface RouteAccess {
 export function requiredRoles(access: Access | undefined, method: string): string[] {
   if (!access || access.kind === 'public') return [];
   if (access.kind === 'operator') return [OPERATOR];
+  if (access.kind === 'metrics') return [METRICS];
   return rolesAccepted(access.role, method);
 }
 
@@ -82,7 +85,7 @@ export function addRequiredRoles(app: INestApplicationContext, document: OpenAPI
 
 /** docs/ACCESS.md, generated from the route table (`npm run docs:access`). */
 export function renderAccessMarkdown(routes: readonly RouteAccess[]): string {
-  const columns = ['anyone', ...ROLES, OPERATOR];
+  const columns = ['anyone', ...ROLES, OPERATOR, METRICS];
   const cell = (route: RouteAccess, column: string) => {
     if (column === 'anyone') return route.access?.kind === 'public' ? '✓' : '';
     return route.requiredRoles.includes(column) ? '✓' : '';
@@ -97,6 +100,9 @@ export function renderAccessMarkdown(routes: readonly RouteAccess[]): string {
     '`anyone` needs no credential. `admin` implies `read`, `write` and `auditor`; an `auditor` may call',
     'every GET under `/api/organization/v1/current-organization/` and nothing that changes anything.',
     'The same lists appear as `x-required-roles` on every operation of the OpenAPI document (`/docs-json`).',
+    '`metrics` is the Prometheus scrape: `Authorization: Bearer <METRICS_TOKEN>` when that is set; with `METRICS_PORT`',
+    'set it is served without a token on that port only (bound to `METRICS_HOST`, default 127.0.0.1) and not here;',
+    'with neither it is open, which only development allows (production requires one of the two).',
     '',
     `| method | path | ${columns.join(' | ')} |`,
     `|---|---|${columns.map(() => ':---:').join('|')}|`,

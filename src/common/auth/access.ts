@@ -1,8 +1,8 @@
 import { applyDecorators, SetMetadata, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiForbiddenResponse, ApiNotFoundResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
-import { ApiKeyAuthGuard, OperatorGuard, RolesGuard } from './guards';
+import { ApiKeyAuthGuard, MetricsGuard, OperatorGuard, RolesGuard } from './guards';
 import { ACCESS_METADATA, Role } from './principal';
-export type Access = { kind: 'apiKey'; role: Role } | { kind: 'operator' } | { kind: 'public' };
+export type Access = { kind: 'apiKey'; role: Role } | { kind: 'operator' } | { kind: 'metrics' } | { kind: 'public' };
 
 export const API_KEY_SCHEME = 'apiKey';
 export const OPERATOR_SCHEME = 'operatorKey';
@@ -35,4 +35,13 @@ export function OperatorAuth() {
 
 export function PublicRoute() {
   return SetMetadata(ACCESS_METADATA, { kind: 'public' } satisfies Access);
+}
+
+/**
+ * The Prometheus scrape: `Authorization: Bearer <METRICS_TOKEN>` when a token is set; not served
+ * here at all when METRICS_PORT gives it a listener of its own; open only in development with
+ * neither (production requires one of the two).
+ */
+export function MetricsAuth() {
+  return applyDecorators(SetMetadata(ACCESS_METADATA, { kind: 'metrics' } satisfies Access), UseGuards(MetricsGuard));
 }

@@ -75,3 +75,34 @@ export class OperatorGuard implements CanActivate {
     return true;
   }
 }
+
+/** See `MetricsAuth`: the API port's /metrics under METRICS_TOKEN / METRICS_PORT. */
+@Injectable()
+export class MetricsGuard implements CanActivate {
+  private readonly expected: Buffer | null;
+
+  constructor(private readonly config: AppConfig) {
+    this.expected = config.metrics.token ? sha256(config.metrics.token) : null;
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    const req = context.switchToHttp().getRequest<Request>();
+    // Served on its own listener only: here it is a route like any unknown one.
+    if (this.config.metrics.port !== null) throw new DomainError(404, 'ROUTE_NOT_FOUND', `No route for ${req.method} ${req.path}.`);
+    if (!this.expected) return true;
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    if (!match) {
+      throw new DomainError(
+        401,
+        'UNAUTHENTICATED',
+        'Send the metrics token as "Authorization: Bearer <METRICS_TOKEN>".',
+        undefined,
+        CHALLENGE,
+      );
+    }
+    if (!timingSafeEqual(sha256(match[1]), this.expected)) {
+      throw new DomainError(401, 'INVALID_METRICS_TOKEN', 'The metrics token is not valid.', undefined, CHALLENGE);
+    }
+    return true;
+  }
+}

@@ -3,9 +3,9 @@ import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiServiceUnavailableR
 import { HealthCheckResult, HealthCheckService, HealthIndicatorService, MikroOrmHealthIndicator } from '@nestjs/terminus';
 import { SkipThrottle } from '@nestjs/throttler';
 import type Redis from 'ioredis';
-import { PublicRoute } from '../../common/auth/access';
+import { MetricsAuth, PublicRoute } from '../../common/auth/access';
 import { DomainError } from '../../common/errors/domain-error';
-import { metricsRegistry } from './metrics';
+import { METRICS_CONTENT_TYPE, MetricsText } from './metrics-text';
 
 export const HEALTH_REDIS = Symbol('HEALTH_REDIS');
 const CHECK_TIMEOUT_MS = 1500;
@@ -36,6 +36,7 @@ export class HealthController implements OnModuleDestroy {
     private readonly database: MikroOrmHealthIndicator,
     private readonly indicators: HealthIndicatorService,
     @Inject(HEALTH_REDIS) private readonly redis: Redis,
+    private readonly metricsText: MetricsText,
   ) {}
 
   @Get('health/live')
@@ -62,10 +63,11 @@ export class HealthController implements OnModuleDestroy {
   }
 
   @Get('metrics')
-  @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
+  @MetricsAuth()
+  @Header('content-type', METRICS_CONTENT_TYPE)
   @ApiExcludeEndpoint()
   metrics(): Promise<string> {
-    return metricsRegistry.metrics();
+    return this.metricsText.get();
   }
 
   private async redisCheck(key: 'redis') {

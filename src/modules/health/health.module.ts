@@ -5,6 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { createRedisConnection } from '../../common/redis/redis-connection';
 import { HEALTH_REDIS, HealthController } from './health.controller';
 import { HttpMetricsInterceptor } from './http-metrics.interceptor';
+import { MetricsListener, MetricsText } from './metrics-text';
 
 @Module({
   // Readiness checks run on terminus; failures are answered (and counted) by the controller, not logged per probe.
@@ -13,6 +14,8 @@ import { HttpMetricsInterceptor } from './http-metrics.interceptor';
   providers: [
     { provide: HEALTH_REDIS, inject: [AppConfig], useFactory: (config: AppConfig) => createRedisConnection(config, 'health') },
     { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
+    { provide: MetricsText, useFactory: () => new MetricsText() },
+    MetricsListener,
   ],
 })
 export class HealthModule {}
