@@ -49,7 +49,7 @@ async function fill(db: Client, organizationId: string): Promise<void> {
 async function main(): Promise<void> {
   const databaseUrl = `postgresql://postgres@127.0.0.1:5432/nftw_retention_${Date.now().toString(36)}`;
   await ensureDatabase(databaseUrl);
-  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ DATABASE_URL: databaseUrl })));
+  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl })));
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   const result: Record<string, unknown> = { rows: ROWS, batch: BATCH };

@@ -516,7 +516,7 @@ async function main(): Promise<void> {
   const databaseUrl = base.toString();
   log(`database ${databaseUrl}`);
   await ensureDatabase(databaseUrl);
-  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ DATABASE_URL: databaseUrl })));
+  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl })));
   try {
     await runMigrations(orm, databaseUrl);
   } finally {

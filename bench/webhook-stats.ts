@@ -152,7 +152,7 @@ async function main(): Promise<void> {
   base.pathname = `/nftw_stats_${Date.now().toString(36)}`;
   const databaseUrl = base.toString();
   await ensureDatabase(databaseUrl);
-  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ DATABASE_URL: databaseUrl })));
+  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl })));
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   const result: Record<string, unknown> = { rows: ROWS, otherRows: OTHER_ROWS, runs: RUNS };

@@ -153,7 +153,7 @@ function proposedSql(variant: 'proposed' | 'denormalized', walletId: string, aft
 async function main(): Promise<void> {
   await ensureDatabase(DATABASE_URL);
   let captured: Captured | null = null;
-  const config = loadConfig({ DATABASE_URL });
+  const config = loadConfig({ NODE_ENV: 'development', DATABASE_URL });
   const orm = await MikroORM.init({
     ...buildOrmOptions(config),
     onQuery: (sql: string, params: readonly unknown[]) => {

@@ -183,6 +183,13 @@ describe('the real entry point', () => {
     const start = (overrides: Record<string, string | undefined>) =>
       run('npx', ['ts-node', '--swc', 'src/main.ts'], { env: { ...process.env, ...env(), ...overrides }, timeout: 90_000 });
 
+    it('refuses to start without NODE_ENV, with one line naming it', async () => {
+      const refused = start({ NODE_ENV: undefined });
+      await expect(refused).rejects.toMatchObject({ code: 1 });
+      const { stderr } = await refused.catch((error: { stderr: string }) => error);
+      expect(stderr.trim().split('\n')).toEqual(['Invalid configuration: NODE_ENV must be development, test or production (it is unset)']);
+    });
+
     it.each(['prod', 'staging', 'Production'])('refuses NODE_ENV=%s, naming the variable', async (value) => {
       await expect(start({ NODE_ENV: value })).rejects.toMatchObject({
         code: 1,

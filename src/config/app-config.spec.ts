@@ -1,5 +1,8 @@
-import { ConfigError, loadConfig } from './app-config';
+import { ConfigError, loadConfig as load } from './app-config';
 import { parseDurationList } from './duration';
+
+/** Development unless a case names NODE_ENV: the variable itself is required (tested below). */
+const loadConfig = (env: Record<string, string | undefined>) => load({ NODE_ENV: 'development', ...env });
 
 /** What production requires besides the encryption key: the audit chain key and a /metrics guard. */
 const PRODUCTION = {
@@ -153,8 +156,17 @@ describe('loadConfig', () => {
   describe('strict mode does not hinge on spelling', () => {
     const productionKey = Buffer.alloc(32, 9).toString('base64');
 
-    it('accepts exactly development, test and production; unset means development', () => {
+    it('accepts exactly development, test and production, and stops with one line naming NODE_ENV when unset', () => {
       expect(loadConfig({}).nodeEnv).toBe('development');
+      for (const unset of [{}, { NODE_ENV: '' }, { NODE_ENV: '  ' }]) {
+        expect(() => load(unset)).toThrow(
+          new ConfigError('Invalid configuration: NODE_ENV must be development, test or production (it is unset)'),
+        );
+      }
+      // Only that line: nothing else can be judged without knowing how strict to be.
+      expect(() => load({ NODE_ENV: 'prod', PORT: 'abc' })).toThrow(
+        new ConfigError('Invalid configuration: NODE_ENV must be development, test or production (got "prod")'),
+      );
       expect(loadConfig({ NODE_ENV: 'test' }).nodeEnv).toBe('test');
       expect(loadConfig({ ...PRODUCTION, SECRETS_ENCRYPTION_KEY: productionKey }).production).toBe(true);
       expect(() => loadConfig({ NODE_ENV: 'prod' })).toThrow(/NODE_ENV must be development, test or production \(got "prod"\)/);

@@ -125,12 +125,15 @@ type Env = Record<string, string | undefined>;
 export function loadConfig(env: Env = process.env): AppConfig {
   const errors: string[] = [];
   const relaxedDefaults: string[] = [];
-  // Strictness must not hinge on spelling: "prod" or "staging" would otherwise run relaxed.
-  const rawNodeEnv = env.NODE_ENV?.trim() || 'development';
+  // Strictness must not hinge on spelling or on a variable left out: "prod", "staging" or nothing
+  // at all would otherwise run relaxed. Without a valid NODE_ENV nothing else can be judged, so
+  // this is the one line reported.
+  const rawNodeEnv = env.NODE_ENV?.trim() ?? '';
   if (!(NODE_ENVS as readonly string[]).includes(rawNodeEnv)) {
-    errors.push(`NODE_ENV must be development, test or production (got "${rawNodeEnv}")`);
+    const got = rawNodeEnv === '' ? 'it is unset' : `got "${rawNodeEnv}"`;
+    throw new ConfigError(`Invalid configuration: NODE_ENV must be development, test or production (${got})`);
   }
-  const nodeEnv = (NODE_ENVS as readonly string[]).includes(rawNodeEnv) ? (rawNodeEnv as NodeEnv) : 'production';
+  const nodeEnv = rawNodeEnv as NodeEnv;
   const production = nodeEnv === 'production';
   const isSet = (name: string) => env[name] !== undefined && env[name].trim() !== '';
 

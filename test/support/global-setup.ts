@@ -13,7 +13,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_DATABASE_URL = databaseUrl;
   process.env.TEST_RUN_ID = `${Date.now().toString(36)}${process.pid}`;
   await ensureDatabase(databaseUrl);
-  const config = loadConfig({ DATABASE_URL: databaseUrl });
+  const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: databaseUrl });
   const orm = await MikroORM.init(buildOrmOptions(config));
   try {
     await runMigrations(orm, databaseUrl);
