@@ -87,6 +87,19 @@ describe('no secret reaches the logs', () => {
       .http()
       .get(`/v1/wallets?apiKey=${encodeURIComponent(readKey.key)}`)
       .expect(401);
+    // Keys where the service never reads them, under names no list would hold, and in the path.
+    await t.http().get(`/v1/wallets?X-Api-Key=${readKey.key}`).expect(401);
+    await t.http().get(`/v1/wallets?k=${readKey.key}&pageSize=5`).expect(401);
+    await t.http().get(`/v1/wallets/${readKey.key}`).set(bearer(readKey.key)).expect(400);
+    await t.http().get(`/v1/${readKey.key}/wallets`).expect(404);
+    await t
+      .http()
+      .get(`/v1/wallets?q=${encodeURIComponent(OPERATOR_KEY)}`)
+      .expect(401);
+    await t
+      .http()
+      .get(`/admin/v1/${encodeURIComponent(OPERATOR_KEY)}`)
+      .expect(404);
     await t.http().delete(`/admin/v1/organizations/${org.id}/api-keys/${readKey.id}`).set(bearer(OPERATOR_KEY)).expect(204);
     await t.http().get('/v1/wallets').set(bearer(readKey.key)).expect(401);
     await t.close();

@@ -1,6 +1,7 @@
 import { ArgumentsHost, ForbiddenException, Logger } from '@nestjs/common';
 import { DomainError } from './domain-error';
-import { ProblemDetailsFilter } from './problem-details.filter';
+import { createHash } from 'node:crypto';
+import { presentedKeyPrefix, ProblemDetailsFilter } from './problem-details.filter';
 
 function fakeHost() {
   const sent: { status?: number; type?: string; body?: string; headers: Record<string, string> } = { headers: {} };
@@ -29,7 +30,10 @@ function fakeHost() {
 }
 
 describe('ProblemDetailsFilter', () => {
-  beforeAll(() => jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined));
+  beforeAll(() => {
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  });
 
   it('maps a domain error to its status and code', () => {
     const { host, sent } = fakeHost();
@@ -78,5 +82,20 @@ describe('ProblemDetailsFilter', () => {
     const { host, sent } = fakeHost();
     new ProblemDetailsFilter().catch(new ForbiddenException(), host);
     expect(JSON.parse(sent.body!)).toEqual(expect.objectContaining({ status: 403, code: 'FORBIDDEN' }));
+  });
+});
+
+describe('presentedKeyPrefix', () => {
+  const operator = 'operator-key-for-the-prefix-spec';
+  const digest = createHash('sha256').update(operator).digest();
+
+  it('is the first 13 characters of an API key, "operator" for the operator key, and nothing for anything else', () => {
+    const key = `nftw_${'a'.repeat(43)}`;
+    expect(presentedKeyPrefix(`Bearer ${key}`, digest)).toBe('nftw_aaaaaaaa');
+    expect(presentedKeyPrefix(`bearer nftw_short`, digest)).toBe('nftw_short');
+    expect(presentedKeyPrefix(`Bearer ${operator}`, digest)).toBe('operator');
+    expect(presentedKeyPrefix(`Bearer ${operator}x`, digest)).toBeNull();
+    expect(presentedKeyPrefix('Basic abc', digest)).toBeNull();
+    expect(presentedKeyPrefix(undefined, null)).toBeNull();
   });
 });

@@ -1,12 +1,28 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { AppConfig } from '../../config/app-config';
+import { counter } from '../../modules/health/metrics';
 import { DomainError } from './domain-error';
 import { buildProblem, sendProblem, STATUS_CODE_NAMES } from './problem-details';
+
+/** Refused requests (401 and 403) by problem code. */
+export const authFailures = counter('auth_failures_total', 'Requests refused with 401 or 403, by problem code', ['code'] as const);
+
+/** Characters of a presented API key logged with a refusal: the key's public prefix (`nftw_` and 8 more). */
+const LOGGED_PREFIX_LENGTH = 13;
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest();
 
 /** The one place where errors become answers; nothing internal ever leaves through it. */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemDetails');
+  private readonly operatorDigest: Buffer | null;
+
+  constructor(@Optional() config?: AppConfig) {
+    this.operatorDigest = config?.operatorApiKey ? sha256(config.operatorApiKey) : null;
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') throw exception;
@@ -16,6 +32,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const requestId = (req as Request & { id?: string }).id ?? null;
 
     if (exception instanceof DomainError) {
+      this.traceRefusal(req, exception.status, exception.code, requestId);
       sendProblem(res, buildProblem(exception.status, exception.code, exception.detail, requestId, exception.errors), exception.headers);
       return;
     }
@@ -23,6 +40,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       const status = exception.getStatus();
       if (status >= 500) this.logger.error({ err: exception, requestId }, 'request failed');
       const { code, detail } = describeHttpException(exception, req);
+      this.traceRefusal(req, status, code, requestId);
       sendProblem(res, buildProblem(status, code, detail, requestId));
       return;
     }
@@ -41,6 +59,42 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     this.logger.error({ err: exception, requestId }, 'unexpected error');
     sendProblem(res, buildProblem(500, 'INTERNAL_ERROR', 'An unexpected error occurred.', requestId));
   }
+
+  /** A 401 or 403 is logged (who, from where, why) and counted, so refused requests are traceable. */
+  private traceRefusal(req: Request, status: number, code: string, requestId: string | null): void {
+    if (status !== 401 && status !== 403) return;
+    authFailures.inc({ code });
+    const entry: RefusalLog = {
+      requestId,
+      status,
+      code,
+      ip: req.ip ?? null,
+      keyPrefix: presentedKeyPrefix(req.headers?.authorization, this.operatorDigest),
+    };
+    this.logger.warn({ refused: entry }, 'request refused');
+  }
+}
+
+export interface RefusalLog {
+  requestId: string | null;
+  status: number;
+  code: string;
+  /** The client address as Express derives it: through trusted proxies (TRUST_PROXY) only. */
+  ip: string | null;
+  /**
+   * The first 13 characters of a presented API key (its public prefix); `operator` for the
+   * operator key; null when nothing was presented, or something that is not an API key (13
+   * characters of another secret would give most of it away).
+   */
+  keyPrefix: string | null;
+}
+
+/** What a refusal log line says about the credential presented. */
+export function presentedKeyPrefix(authorization: string | undefined, operatorDigest: Buffer | null): string | null {
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  if (!token) return null;
+  if (operatorDigest && timingSafeEqual(sha256(token), operatorDigest)) return 'operator';
+  return token.startsWith('nftw_') ? token.slice(0, LOGGED_PREFIX_LENGTH) : null;
 }
 
 function describeHttpException(exception: HttpException, req: Request): { code: string; detail: string } {
