@@ -35,6 +35,12 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   expressApp.set('query parser', 'extended');
   app.use(requestIdMiddleware);
   app.use(helmet());
+  // No answer of this API may be kept by a browser or proxy cache: some carry a new key or secret,
+  // all carry one organization's data. (The portal's static files set their own policy.)
+  app.use((_req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('cache-control', 'no-store');
+    next();
+  });
   if (config.role === 'worker') {
     // A worker serves only its probes and metrics; the API belongs to ROLE=api|all processes.
     app.use((req: Request, res: Response, next: NextFunction) =>

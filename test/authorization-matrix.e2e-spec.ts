@@ -111,6 +111,10 @@ describe('authorization matrix over every route', () => {
       const body = sampleBody(route.method, route.path, own.params);
       const res = await (body === undefined ? req : req.send(body));
       const label = `${caller.name} → ${describeRoute(route)}: ${res.status} ${res.body?.code ?? ''}`;
+      // Nothing any route answers, success or refusal, may be kept by a cache (keys, secrets, data).
+      if (!/^no-store$/.test(res.headers['cache-control'] ?? '') && !route.path.startsWith('/portal')) {
+        wrong.push(`${label}, cache-control ${res.headers['cache-control']}`);
+      }
       if (res.status >= 500) wrong.push(`${label} (a fault)`);
       else if (expected.kind === 'status') {
         if (res.status !== expected.status) wrong.push(`${label}, expected ${expected.status}`);

@@ -14,7 +14,13 @@ describe('webhook endpoints: auto-disable after sustained failure', () => {
   beforeAll(async () => {
     // A short window: an endpoint whose every attempt failed for 2 s (with at least ten failed
     // webhooks) is switched off by the next reconcile pass.
-    t = await createTestApp({ WEBHOOK_AUTO_DISABLE_AFTER: '2s', WEBHOOK_RECONCILE_INTERVAL: '200ms', WEBHOOK_RETRY_SCHEDULE: '100ms' });
+    t = await createTestApp({
+      WEBHOOK_AUTO_DISABLE_AFTER: '2s',
+      WEBHOOK_RECONCILE_INTERVAL: '200ms',
+      WEBHOOK_RETRY_SCHEDULE: '100ms',
+      // A replay costs one send per webhook it queues; this suite replays more than the default 10.
+      WEBHOOK_SENDS_PER_ORGANIZATION: '0',
+    });
   });
   afterAll(async () => {
     await t.close();

@@ -1,4 +1,5 @@
 import { MikroORM } from '@mikro-orm/core';
+import { FORBIDDEN_TARGET_MESSAGE } from '../src/common/net/url-policy';
 import { DeliveryTargetReader } from '../src/modules/webhook-config/delivery-target.reader';
 import { bearer, createApiKey, expectProblem } from './support/factories';
 import { createTestApp, OPERATOR_KEY, TestApp } from './support/test-app';
@@ -240,7 +241,7 @@ describe('webhook configuration', () => {
       expect(await message('ftp://127.0.0.1/')).toBe('url must be an absolute http or https URL');
       expect(await message(`http://127.0.0.1/${'a'.repeat(2048)}`)).toMatch(/2048/);
       expect(await message('http://a:b@127.0.0.1/')).toBe('url must not contain credentials (user:password@)');
-      expect(await message('http://no-such-host.invalid/')).toBe('url host no-such-host.invalid could not be resolved');
+      expect(await message('http://no-such-host.invalid/')).toBe(`url ${FORBIDDEN_TARGET_MESSAGE}`);
     });
 
     it('refuses a JSON body that is not an object', async () => {
@@ -623,10 +624,14 @@ describe('webhook configuration on a strict deployment (https only, no private n
     expect((await getConfig(strict, org).expect(200)).body).toEqual(before);
   });
 
-  it('refuses a hostname that does not resolve', async () => {
+  it('refuses a hostname that does not resolve with the same code and message as one resolving to a refused address', async () => {
     const res = await patchConfig(strict, org, { url: 'https://no-such-host.invalid/hook' });
     expectProblem(res, 400, 'VALIDATION_FAILED');
-    expect(res.body.errors).toEqual([{ field: 'url', message: 'url host no-such-host.invalid could not be resolved' }]);
+    expect(res.body.errors).toEqual([{ field: 'url', message: `url ${FORBIDDEN_TARGET_MESSAGE}` }]);
+    // An internal name that resolves (localhost) cannot be told apart from one that does not.
+    const internal = await patchConfig(strict, org, { url: 'https://localhost/hook' });
+    expectProblem(internal, 400, 'VALIDATION_FAILED');
+    expect(internal.body).toEqual({ ...res.body, requestId: internal.body.requestId });
   });
 
   it.each([

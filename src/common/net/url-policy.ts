@@ -21,8 +21,12 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** How long a hostname lookup may take before the host counts as unresolvable. */
 export const DEFAULT_RESOLVE_TIMEOUT_MS = 5000;
 
+/**
+ * The one refusal for a host that resolves to a refused address and for one that does not resolve
+ * at all: two messages would let an admin probe which internal hostnames exist.
+ */
 export const FORBIDDEN_TARGET_MESSAGE =
-  'must not point to a private, loopback, link-local or otherwise non-public address on this deployment';
+  'must point to a host this deployment may send to: it did not resolve, or it resolved to a private, loopback, link-local or otherwise non-public address';
 
 /**
  * IPv4 ranges that are not globally reachable (IANA special-purpose registry): a webhook sent
@@ -221,7 +225,7 @@ export async function resolveWebhookHost(
       () => null,
     );
     if (!found || found.length === 0) {
-      throw new WebhookHostError('unresolvable', `host ${host} could not be resolved`);
+      throw new WebhookHostError('unresolvable', FORBIDDEN_TARGET_MESSAGE);
     }
     addresses = found.map((entry) => entry.address);
   }

@@ -4,6 +4,20 @@ import { InjectThrottlerStorage, ThrottlerStorage } from '@nestjs/throttler';
 import { AppConfig } from '../../config/app-config';
 import type { ApiKeyPrincipal } from '../auth/principal';
 import { DomainError } from '../errors/domain-error';
+import type { RedisThrottlerStorage } from './redis-throttler.storage';
+
+const sendKey = (organizationId: string) => `webhook-sends:org:${organizationId}`;
+
+function tooManySends(limit: number, windowMs: number, retryAfterSeconds: number, detail = ''): DomainError {
+  const retryAfter = String(Math.max(1, retryAfterSeconds));
+  return new DomainError(
+    429,
+    'RATE_LIMITED',
+    `Too many webhook sends for this organization (at most ${limit} per ${Math.round(windowMs / 1000)} s)${detail}; retry in ${retryAfter} s.`,
+    undefined,
+    { 'retry-after': retryAfter },
+  );
+}
 
 /**
  * Counts webhook sends an organization asks for by hand (test sends, redeliveries, replays) in
@@ -23,17 +37,29 @@ export class OrganizationSendLimitGuard implements CanActivate {
     if (limit === 0) return true;
     const principal = context.switchToHttp().getRequest<{ user?: ApiKeyPrincipal }>().user;
     if (!principal) return true; // @Auth has already refused the request
-    const key = `webhook-sends:org:${principal.organizationId}`;
-    const record = await this.storage.increment(key, windowMs, limit, windowMs, 'webhook-sends');
+    const record = await this.storage.increment(sendKey(principal.organizationId), windowMs, limit, windowMs, 'webhook-sends');
     if (!record.isBlocked) return true;
-    const retryAfter = String(Math.max(1, record.timeToBlockExpire));
-    throw new DomainError(
-      429,
-      'RATE_LIMITED',
-      `Too many webhook sends for this organization (at most ${limit} per ${Math.round(windowMs / 1000)} s); retry in ${retryAfter} s.`,
-      undefined,
-      { 'retry-after': retryAfter },
-    );
+    throw tooManySends(limit, windowMs, record.timeToBlockExpire);
+  }
+}
+
+/**
+ * Charges sends beyond the one the route's guard counted, in the same window: a replay costs as
+ * many sends as the webhooks it queues, not one request. All or nothing: a charge that does not
+ * fit is refused (429) and uses up nothing of what is left.
+ */
+@Injectable()
+export class OrganizationSendLimiter {
+  constructor(
+    @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
+    private readonly config: AppConfig,
+  ) {}
+
+  async charge(organizationId: string, sends: number): Promise<void> {
+    const { webhookSendsPerOrganization: limit, webhookSendsWindowMs: windowMs } = this.config.rateLimit;
+    if (limit === 0 || sends <= 0) return;
+    const spent = await (this.storage as RedisThrottlerStorage).spend(sendKey(organizationId), windowMs, limit, sends);
+    if (!spent.allowed) throw tooManySends(limit, windowMs, spent.timeToExpire, `: this would queue ${sends + 1}`);
   }
 }
 

@@ -19,6 +19,24 @@ end
 return {hits, ttl}
 `;
 
+/**
+ * Spends ARGV[2] hits at once, only if they all fit under the limit ARGV[3]; otherwise counts
+ * nothing, so a request asking for more than is left is refused without using up the rest.
+ */
+const SPEND_SCRIPT = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+local ttl = redis.call('PTTL', KEYS[1])
+if current + tonumber(ARGV[2]) > tonumber(ARGV[3]) then
+  return {0, current, ttl}
+end
+local hits = redis.call('INCRBY', KEYS[1], ARGV[2])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {1, hits, ttl}
+`;
+
 /** A slow Redis must not slow the API down: past this, the request goes through uncounted. */
 const COMMAND_TIMEOUT_MS = 500;
 const WARN_EVERY_MS = 10_000;
@@ -48,6 +66,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
   constructor(private readonly config: AppConfig) {
     this.redis = createRedisConnection(config, 'rate-limit', { commandTimeout: COMMAND_TIMEOUT_MS });
     this.redis.defineCommand('rateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    this.redis.defineCommand('rateLimitSpend', { numberOfKeys: 1, lua: SPEND_SCRIPT });
     this.redis.on('error', () => undefined);
     // One hash tag on a cluster: a flush pipelines several callers' keys, which a cluster
     // accepts only when they share a slot.
@@ -75,6 +94,23 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
     } catch (error) {
       this.warn(error);
       return { totalHits: 0, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
+    }
+  }
+
+  /**
+   * Counts `hits` at once in `key`'s window if they fit under `limit`, else none: `allowed` says
+   * which, `timeToExpire` (seconds) when the window ends. Fails open like `increment`.
+   */
+  async spend(key: string, ttl: number, limit: number, hits: number): Promise<{ allowed: boolean; timeToExpire: number }> {
+    try {
+      const client = this.redis as unknown as {
+        rateLimitSpend(key: string, windowMs: number, hits: number, limit: number): Promise<number[]>;
+      };
+      const [allowed, , ttlMs] = await client.rateLimitSpend(this.prefix + key, ttl, hits, limit);
+      return { allowed: allowed === 1, timeToExpire: Math.max(1, Math.ceil((ttlMs > 0 ? ttlMs : ttl) / 1000)) };
+    } catch (error) {
+      this.warn(error);
+      return { allowed: true, timeToExpire: Math.ceil(ttl / 1000) };
     }
   }
 

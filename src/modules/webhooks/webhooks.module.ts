@@ -2,6 +2,7 @@ import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { BullModule, InjectQueue } from '@nestjs/bull';
 import { DynamicModule, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, Provider } from '@nestjs/common';
 import type { Queue } from 'bull';
+import { OrganizationSendLimiter } from '../../common/rate-limit/organization-send-limit';
 import { AuditModule } from '../audit/audit.module';
 import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
@@ -65,7 +66,14 @@ export class WebhooksModule {
       ],
       // WebhookStatsController first: its `webhooks/stats` must be matched before `webhooks/:webhookId`.
       controllers: [WebhookStatsController, WebhooksController],
-      providers: [WebhooksService, WebhookStatsService, WebhookStatsReader, WebhookMetricsSampler, ...workerProviders],
+      providers: [
+        WebhooksService,
+        OrganizationSendLimiter,
+        WebhookStatsService,
+        WebhookStatsReader,
+        WebhookMetricsSampler,
+        ...workerProviders,
+      ],
     };
   }
 }

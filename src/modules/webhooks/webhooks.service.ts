@@ -18,6 +18,7 @@ import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 import type { ReplayStatus } from './dto/webhook.dto';
 import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_QUEUE } from './webhook-queue';
 import { buildWebhookBody } from './webhook.rules';
+import { OrganizationSendLimiter } from '../../common/rate-limit/organization-send-limit';
 
 const ENQUEUE_TIMEOUT_MS = 1000;
 /** Webhooks one replay may send again (CONTRACT.md section 12). */
@@ -45,6 +46,7 @@ export class WebhooksService {
     private readonly publisher: DomainEventPublisher,
     private readonly audit: AuditService,
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
+    private readonly sendLimit: OrganizationSendLimiter,
   ) {}
 
   async page(
@@ -119,6 +121,8 @@ export class WebhooksService {
         `The replay selects more than ${MAX_REPLAY} webhooks; narrow the time window or the filters.`,
       );
     }
+    // The route's guard counted one send; a replay costs one per webhook it queues.
+    await this.sendLimit.charge(key.organizationId, ids.length - 1);
     const restarted = await this.em.transactional(async (em) => {
       const done = await em.getRepository(WebhookDelivery).restartCycles(key.organizationId, ids, new Date());
       this.audit.record(em, {
