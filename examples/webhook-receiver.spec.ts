@@ -9,7 +9,7 @@ describe('example webhook receiver', () => {
     '{"organizationId":"o","action":"create","id":"w1","resourceId":"r","resourceType":"Wallet","createdAtUtc":"2026-11-22T01:25:42.123456+00:00","changes":null}',
   );
 
-  it('accepts the signature the service makes and refuses anything else', () => {
+  it('computes the legacy seed signature the service makes, and refuses anything else', () => {
     expect(verifySignature(body, signWebhookBody(secret, body), secret)).toBe(true);
     expect(verifySignature(body, signWebhookBody('other-secret-value', body), secret)).toBe(false);
     expect(verifySignature(Buffer.concat([body, Buffer.from(' ')]), signWebhookBody(secret, body), secret)).toBe(false);
@@ -17,16 +17,18 @@ describe('example webhook receiver', () => {
     expect(verifySignature(body, 'short', secret)).toBe(false);
   });
 
-  it('answers 200, hands each id over once, and 401 for a bad signature', async () => {
+  it('answers 200, hands each id over once, and 401 for a bad signature or the seed header alone', async () => {
     const seen: string[] = [];
     const { server, url } = await startReceiver({ sharedSecret: secret, onWebhook: (w) => seen.push(w.id) });
     try {
-      const signature = createHmac('sha256', secret).update(body).digest('base64');
-      const post = (hmac: string) =>
-        fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-webhook-hmac': hmac } });
-      expect((await post(signature)).status).toBe(200);
-      expect((await post(signature)).status).toBe(200);
-      expect((await post('AAAA')).status).toBe(401);
+      const post = (headers: Record<string, string>) =>
+        fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+      const signed = { ...webhookSignatureHeaders('w1', body, { secret }, new Date()) } as Record<string, string>;
+      expect((await post(signed)).status).toBe(200);
+      expect((await post(signed)).status).toBe(200);
+      expect((await post({ ...signed, 'webhook-signature': 'v1,AAAA' })).status).toBe(401);
+      // A valid seed signature alone is refused: it signs no time, so it could be a replay.
+      expect((await post({ 'x-service-webhook-hmac': createHmac('sha256', secret).update(body).digest('base64') })).status).toBe(401);
       await new Promise((r) => setImmediate(r));
       expect(seen).toEqual(['w1']);
     } finally {
@@ -58,16 +60,17 @@ describe('example webhook receiver', () => {
       expect(verifyWebhook(body, signed(now + 301_000), [secret], now).ok).toBe(false);
     });
 
-    it('falls back to the seed header, current or previous, when there is no webhook-signature', () => {
+    it('requires webhook-signature: the seed header alone, current or previous, is a legacy check that cannot stop replays', () => {
       const seedOnly = { 'x-service-webhook-hmac': signWebhookBody(secret, body) };
-      expect(verifyWebhook(body, seedOnly, [secret], now)).toEqual({ ok: true, scheme: 'seed' });
-      expect(verifyWebhook(body, seedOnly, [NEW], now).ok).toBe(false);
+      expect(verifyWebhook(body, seedOnly, [secret], now)).toEqual({
+        ok: false,
+        reason: expect.stringMatching(/webhook-signature missing/),
+      });
       const rotating = {
         'x-service-webhook-hmac': signWebhookBody(NEW, body),
         'x-service-webhook-hmac-previous': signWebhookBody(secret, body),
       };
-      expect(verifyWebhook(body, rotating, [secret], now).ok).toBe(true);
-      expect(verifyWebhook(body, rotating, [NEW], now).ok).toBe(true);
+      expect(verifyWebhook(body, rotating, [secret, NEW], now).ok).toBe(false);
       expect(verifyWebhook(body, {}, [secret], now).ok).toBe(false);
     });
 

@@ -1,6 +1,7 @@
 /**
- * A webhook receiver as the seed recommends (section 6): verify the signature, store the webhook,
- * answer 200 at once, process later, and deduplicate by id (delivery is at-least-once).
+ * A webhook receiver: verify the signature (Standard Webhooks' `webhook-signature`, with its
+ * 5-minute timestamp window), store the webhook, answer 200 at once, process later, and
+ * deduplicate by id (delivery is at-least-once).
  *
  *   SHARED_SECRET=... PORT=4545 npx ts-node --swc examples/webhook-receiver.ts
  *
@@ -24,7 +25,11 @@ export interface ReceivedWebhook {
   changes: Record<string, unknown> | null;
 }
 
-/** Base64(HMAC-SHA256(sharedSecret, rawBody)) compared in constant time with the header. */
+/**
+ * The seed's legacy check: Base64(HMAC-SHA256(sharedSecret, rawBody)) compared in constant time
+ * with `x-service-webhook-hmac`. It proves who signed the body, but it signs no time, so a
+ * captured webhook still verifies when replayed later: `verifyWebhook` does not accept it alone.
+ */
 export function verifySignature(rawBody: Buffer, header: string | undefined, sharedSecret: string): boolean {
   if (!header) return false;
   const expected = createHmac('sha256', sharedSecret).update(rawBody).digest();
@@ -35,7 +40,7 @@ export function verifySignature(rawBody: Buffer, header: string | undefined, sha
 /** Standard Webhooks' replay window: a webhook-timestamp further than this from now is refused. */
 export const TIMESTAMP_TOLERANCE_SECONDS = 5 * 60;
 
-export type Verdict = { ok: true; scheme: 'standard-webhooks' | 'seed' } | { ok: false; reason: string };
+export type Verdict = { ok: true; scheme: 'standard-webhooks' } | { ok: false; reason: string };
 
 const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
   const value = headers[name];
@@ -48,35 +53,33 @@ const sameBase64 = (given: string, expected: Buffer): boolean => {
 };
 
 /**
- * Verifies a webhook with any of the secrets the receiver knows (two during a rotation). When
- * `webhook-signature` is present it alone decides (Standard Webhooks: HMAC-SHA256 with the UTF-8
- * secret over "{webhook-id}.{webhook-timestamp}.{body}", and a timestamp within 5 minutes so a
- * captured webhook cannot be replayed later); otherwise the seed's `x-service-webhook-hmac` (or,
- * during a rotation, `x-service-webhook-hmac-previous`) must match.
+ * Verifies a webhook with any of the secrets the receiver knows (two during a rotation), by
+ * Standard Webhooks' `webhook-signature`, which is required: HMAC-SHA256 with the UTF-8 secret over
+ * "{webhook-id}.{webhook-timestamp}.{body}", and a timestamp within 5 minutes, so a captured
+ * webhook cannot be replayed later. The service sends it on every attempt. A webhook carrying only
+ * the seed's `x-service-webhook-hmac` is refused: that legacy check signs no time and cannot stop
+ * a replay.
  */
 export function verifyWebhook(rawBody: Buffer, headers: IncomingHttpHeaders, secrets: readonly string[], now = Date.now()): Verdict {
   const signature = header(headers, 'webhook-signature');
-  if (signature !== undefined) {
-    const id = header(headers, 'webhook-id');
-    const timestamp = header(headers, 'webhook-timestamp');
-    if (!id || !timestamp || !/^\d+$/.test(timestamp)) return { ok: false, reason: 'webhook-id or webhook-timestamp missing or malformed' };
-    if (Math.abs(now / 1000 - Number(timestamp)) > TIMESTAMP_TOLERANCE_SECONDS)
-      return { ok: false, reason: 'webhook-timestamp outside 5 minutes' };
-    const given = signature
-      .split(' ')
-      .filter((entry) => entry.startsWith('v1,'))
-      .map((entry) => entry.slice(3));
-    for (const secret of secrets) {
-      const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${timestamp}.`).update(rawBody).digest();
-      if (given.some((value) => sameBase64(value, expected))) return { ok: true, scheme: 'standard-webhooks' };
-    }
-    return { ok: false, reason: 'no webhook-signature entry matches a known secret' };
+  if (signature === undefined) {
+    return { ok: false, reason: 'webhook-signature missing (x-service-webhook-hmac alone cannot stop a replayed webhook)' };
   }
-  const seedHeaders = ['x-service-webhook-hmac', 'x-service-webhook-hmac-previous'].map((name) => header(headers, name));
+  const id = header(headers, 'webhook-id');
+  const timestamp = header(headers, 'webhook-timestamp');
+  if (!id || !timestamp || !/^\d+$/.test(timestamp)) return { ok: false, reason: 'webhook-id or webhook-timestamp missing or malformed' };
+  if (Math.abs(now / 1000 - Number(timestamp)) > TIMESTAMP_TOLERANCE_SECONDS) {
+    return { ok: false, reason: 'webhook-timestamp outside 5 minutes' };
+  }
+  const given = signature
+    .split(' ')
+    .filter((entry) => entry.startsWith('v1,'))
+    .map((entry) => entry.slice(3));
   for (const secret of secrets) {
-    if (seedHeaders.some((value) => verifySignature(rawBody, value, secret))) return { ok: true, scheme: 'seed' };
+    const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${timestamp}.`).update(rawBody).digest();
+    if (given.some((value) => sameBase64(value, expected))) return { ok: true, scheme: 'standard-webhooks' };
   }
-  return { ok: false, reason: 'no signature header matches a known secret' };
+  return { ok: false, reason: 'no webhook-signature entry matches a known secret' };
 }
 
 export interface ReceiverOptions {
