@@ -28,7 +28,10 @@ describe('audit chain migration', () => {
 
   it('backfills hashes that verify, and new entries continue the chain', async () => {
     await ensureDatabase(databaseUrl);
-    const orm = await MikroORM.init({ ...buildOrmOptions(loadConfig({ DATABASE_URL: databaseUrl })), logger: () => undefined });
+    const orm = await MikroORM.init({
+      ...buildOrmOptions(loadConfig({ NODE_ENV: 'test', DATABASE_URL: databaseUrl })),
+      logger: () => undefined,
+    });
     const orgId = '01930000-0000-7000-8000-0000000000a1';
     const ids = [1, 2, 3].map((i) => `01930000-0000-7000-8000-00000000010${i}`);
     try {

@@ -29,7 +29,10 @@ describe('webhook endpoints migration', () => {
 
   it('makes the configuration the default endpoint and keeps every webhook, with its id, as its event and endpoint', async () => {
     await ensureDatabase(databaseUrl);
-    const orm = await MikroORM.init({ ...buildOrmOptions(loadConfig({ DATABASE_URL: databaseUrl })), logger: () => undefined });
+    const orm = await MikroORM.init({
+      ...buildOrmOptions(loadConfig({ NODE_ENV: 'test', DATABASE_URL: databaseUrl })),
+      logger: () => undefined,
+    });
     const orgId = '01930000-0000-7000-8000-0000000000b1';
     const webhookIds = ['01930000-0000-7000-8000-000000000201', '01930000-0000-7000-8000-000000000202'];
     try {
