@@ -198,10 +198,15 @@ describe('the real entry point', () => {
     });
 
     it('refuses production without an explicit key, and with the development key', async () => {
-      await expect(start({ NODE_ENV: 'production' })).rejects.toMatchObject({
+      const refused = start({ NODE_ENV: 'production' });
+      await expect(refused).rejects.toMatchObject({
         code: 1,
         stderr: expect.stringContaining('SECRETS_ENCRYPTION_KEYS (or SECRETS_ENCRYPTION_KEY) is required when NODE_ENV=production'),
       });
+      // Every setting production requires is named at once.
+      const { stderr } = await refused.catch((error: { stderr: string }) => error);
+      expect(stderr).toContain('AUDIT_CHAIN_KEY is required when NODE_ENV=production');
+      expect(stderr).toContain('METRICS_TOKEN or METRICS_PORT is required when NODE_ENV=production');
       const developmentKey = Buffer.alloc(32, 'nft-wallet-development-key-32byt').toString('base64');
       await expect(start({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: developmentKey })).rejects.toMatchObject({
         code: 1,

@@ -57,7 +57,8 @@ describe('portal in a real browser', () => {
   beforeAll(async () => {
     // An endpoint whose every attempt failed for 2 s (with at least ten failed webhooks) is
     // switched off, so the portal can show one; no other test fails ten webhooks of one endpoint.
-    t = await createTestApp({ WEBHOOK_AUTO_DISABLE_AFTER: '2s' });
+    // A replay costs one send per webhook it queues: room for the replay of a dozen below.
+    t = await createTestApp({ WEBHOOK_AUTO_DISABLE_AFTER: '2s', WEBHOOK_SENDS_PER_ORGANIZATION: '20' });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     receiver = await new TestReceiver().start();
