@@ -394,8 +394,17 @@ describe('createGuardedLookup', () => {
     expect((await call(createGuardedLookup({ allowPrivateNetworks: true }, dns), 'rebound.test', {})).error).toBeNull();
   });
 
-  it('passes resolver errors through', async () => {
+  it('passes resolver errors through where private networks are allowed', async () => {
     const result = await call(createGuardedLookup({ allowPrivateNetworks: true }, dns), 'nowhere.test', {});
     expect(result.error).toMatchObject({ code: 'ENOTFOUND' });
+  });
+
+  it('where they are refused, reports a name that does not resolve exactly as one resolving to a refused address', async () => {
+    const lookup = createGuardedLookup({ allowPrivateNetworks: false }, dns);
+    const unresolvable = (await call(lookup, 'nowhere.test', {})).error;
+    const forbidden = (await call(lookup, 'rebound.test', {})).error;
+    expect(unresolvable).toBeInstanceOf(WebhookHostError);
+    expect(unresolvable?.message).toBe(forbidden?.message);
+    expect(unresolvable?.message).toBe(FORBIDDEN_TARGET_MESSAGE);
   });
 });

@@ -247,13 +247,17 @@ export function createGuardedLookup(
   policy: Pick<WebhookUrlPolicy, 'allowPrivateNetworks'>,
   lookupAll: LookupAllFn = systemLookupAll,
 ): (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback) => void {
+  // Where private networks are refused, a name that does not resolve fails an attempt exactly as
+  // one resolving to a refused address does, so the delivery log cannot be used to probe names.
+  const unresolved = (error: NodeJS.ErrnoException): Error =>
+    policy.allowPrivateNetworks ? error : new WebhookHostError('unresolvable', FORBIDDEN_TARGET_MESSAGE);
   return (hostname, options, callback) => {
     lookupAll(hostname).then(
       (found) => {
         const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
         const addresses = family === 4 || family === 6 ? found.filter((a) => a.family === family) : found;
         if (addresses.length === 0) {
-          callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '');
+          callback(unresolved(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })), '');
         } else if (!policy.allowPrivateNetworks && addresses.some((a) => isForbiddenAddress(a.address))) {
           callback(new WebhookHostError('forbidden', FORBIDDEN_TARGET_MESSAGE), '');
         } else if (options.all) {
@@ -262,7 +266,7 @@ export function createGuardedLookup(
           callback(null, addresses[0].address, addresses[0].family);
         }
       },
-      (error: NodeJS.ErrnoException) => callback(error, ''),
+      (error: NodeJS.ErrnoException) => callback(unresolved(error), ''),
     );
   };
 }
