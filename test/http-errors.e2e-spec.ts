@@ -27,6 +27,32 @@ describe('problem details for every kind of bad request', () => {
     expect(res.body.requestId).toBe('req-404');
   });
 
+  it('marks every answer Cache-Control: no-store, those no route or body parser reached included', async () => {
+    const answers = await Promise.all([
+      t.http().get('/v9/nothing-here'),
+      t.http().post('/admin/v1/organizations').set(operator).set('content-type', 'application/json').send('{"name":'),
+      t.http().post('/admin/v1/organizations').set(operator).set('content-type', 'text/plain').send('name=Acme'),
+      t.http().get('/health/live'),
+      t.http().get('/docs-json'),
+    ]);
+    expect(answers.map((res) => [res.status, res.headers['cache-control']])).toEqual([
+      [404, 'no-store'],
+      [400, 'no-store'],
+      [415, 'no-store'],
+      [200, 'no-store'],
+      [200, 'no-store'],
+    ]);
+    // An answer carrying a new key, above all.
+    const created = await t.http().post('/admin/v1/organizations').set(operator).send({ name: 'No store' }).expect(201);
+    const key = await t
+      .http()
+      .post(`/admin/v1/organizations/${created.body.id}/api-keys`)
+      .set(operator)
+      .send({ name: 'k', roles: ['read'] })
+      .expect(201);
+    expect(key.headers['cache-control']).toBe('no-store');
+  });
+
   it('400 MALFORMED_JSON for a body that is not JSON', async () => {
     const res = await t.http().post('/admin/v1/organizations').set(operator).set('content-type', 'application/json').send('{"name":');
     expectProblem(res, 400, 'MALFORMED_JSON');
