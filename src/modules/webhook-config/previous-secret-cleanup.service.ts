@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { WebhookConfigService } from './webhook-config.service';
+import { WebhookEndpointsService } from './webhook-endpoints.service';
 
 /**
  * Erases rotated-out secrets once their window has closed, so a secret nobody should sign with
@@ -16,7 +16,7 @@ export class PreviousSecretCleanup implements OnApplicationBootstrap, OnApplicat
   private running = false;
 
   constructor(
-    private readonly webhookConfig: WebhookConfigService,
+    private readonly endpoints: WebhookEndpointsService,
     private readonly config: AppConfig,
   ) {}
 
@@ -30,7 +30,7 @@ export class PreviousSecretCleanup implements OnApplicationBootstrap, OnApplicat
     if (this.running) return;
     this.running = true;
     try {
-      const erased = await this.webhookConfig.eraseExpiredPreviousSecrets();
+      const erased = await this.endpoints.eraseExpiredPreviousSecrets();
       if (erased > 0) this.logger.log({ erased }, 'erased expired previous webhook secrets');
     } catch (error) {
       this.logger.warn({ err: error }, 'erasing expired previous webhook secrets failed');

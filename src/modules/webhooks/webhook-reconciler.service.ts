@@ -6,7 +6,7 @@ import { AppConfig } from '../../config/app-config';
 import type { PgResult } from '../../database/raw-sql';
 import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
-import { WebhookConfigService } from '../webhook-config/webhook-config.service';
+import { WebhookEndpointsService } from '../webhook-config/webhook-endpoints.service';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
 import { attemptLeaseMs, furthestLegitimateAttemptMs } from './webhook.rules';
@@ -45,7 +45,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     private readonly outbox: DomainEventOutbox,
     private readonly deliveries: WebhookDeliveryRepository,
     private readonly targets: DeliveryTargetReader,
-    private readonly webhookConfig: WebhookConfigService,
+    private readonly endpointsService: WebhookEndpointsService,
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
     @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue<DeliverJobData>,
   ) {}
@@ -132,7 +132,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
       return target !== undefined && target.enabled && target.updatedAt.getTime() <= now.getTime() - windowMs;
     });
     if (due.length === 0) return [];
-    const disabled = await this.webhookConfig.disableFailingEndpoints(
+    const disabled = await this.endpointsService.disableFailingEndpoints(
       due.map(({ organizationId, endpointId }) => ({ organizationId, endpointId })),
       now,
     );
