@@ -307,17 +307,23 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
 
   /**
    * Starts a fresh retry cycle, due now, for each of `ids` that is finished (a pending one is
-   * already on its way), on this repository's EntityManager (and so its transaction). Returns
-   * the ids restarted.
+   * already on its way, unless `evenIfPending`: a redelivery restarts its schedule too), on this
+   * repository's EntityManager (and so its transaction): the one way a replay or a redelivery
+   * sends a webhook again. Returns the ids restarted.
    */
-  async restartCycles(organizationId: string, ids: readonly string[], now: Date): Promise<string[]> {
+  async restartCycles(
+    organizationId: string,
+    ids: readonly string[],
+    now: Date,
+    options: { evenIfPending?: boolean } = {},
+  ): Promise<string[]> {
     if (ids.length === 0) return [];
     const rows = await queryRows<{ id: string }>(
       this.getEntityManager(),
       `update webhook_delivery set status = 'pending', cycle_start_attempt = attempt_count, next_attempt_at = ?
-        where organization_id = ? and id = any(?::uuid[]) and status <> 'pending'
+        where organization_id = ? and id = any(?::uuid[]) and (? or status <> 'pending')
         returning id`,
-      [now, organizationId, [...ids]],
+      [now, organizationId, [...ids], options.evenIfPending === true],
     );
     return rows.map((r) => r.id);
   }

@@ -1,14 +1,12 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import type { Queue } from 'bull';
 import { AppConfig } from '../../config/app-config';
 import type { PgResult } from '../../database/raw-sql';
 import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
 import { WebhookEndpointsService } from '../webhook-config/webhook-endpoints.service';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';
-import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
+import { WebhookJobs } from './webhook-jobs';
 import { attemptLeaseMs, furthestLegitimateAttemptMs } from './webhook.rules';
 
 const BATCH_SIZE = 1000;
@@ -46,8 +44,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     private readonly deliveries: WebhookDeliveryRepository,
     private readonly targets: DeliveryTargetReader,
     private readonly endpointsService: WebhookEndpointsService,
-    @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
-    @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue<DeliverJobData>,
+    private readonly jobs: WebhookJobs,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -102,18 +99,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
       this.outbox.stuck(cutoff, BATCH_SIZE, PER_ORGANIZATION),
       this.deliveries.overdue(cutoff, skewedAfter, BATCH_SIZE, PER_ORGANIZATION),
     ]);
-    // A burst waiting its turn in the bulk lane is not lost: leave it there rather than queue a
-    // second copy ahead of other organizations. Anything else under the id is cleared first, or
-    // adding the job below would be a no-op.
-    const candidates = [...new Set([...events, ...overdue].map((row) => row.id))];
-    const moving = await Promise.all(
-      candidates.map(async (id) => (await isMoving(this.bulkQueue, id)) || (await isMoving(this.queue, id))),
-    );
-    const ids = candidates.filter((_, i) => !moving[i]);
-    if (ids.length > 0) {
-      await this.queue.addBulk(ids.map((id) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id) })));
-    }
-    return ids;
+    return this.jobs.addIfIdle({ eventIds: events.map((row) => row.id), webhookIds: [...new Set(overdue.map((row) => row.id))] });
   }
 
   /**
@@ -159,23 +145,4 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
 interface PoolClient {
   acquireConnection(): Promise<unknown>;
   releaseConnection(connection: unknown): Promise<void>;
-}
-
-const MOVING_STATES = new Set(['waiting', 'delayed', 'active', 'paused']);
-
-/**
- * Whether a job under this id will still run. A job is judged by its state, not by its key: when
- * Redis is emptied while a job is in flight, Bull's failure bookkeeping writes part of the job
- * hash back (failedReason, stacktrace, attemptsMade, processedOn) with the job in no list. Such a
- * fragment, like a finished job, would make re-adding the id a no-op forever, so it is removed.
- */
-export async function isMoving(queue: Queue<DeliverJobData>, id: string): Promise<boolean> {
-  const job = await queue.getJob(id);
-  if (!job) return false;
-  if (MOVING_STATES.has(await job.getState())) return true;
-  // Bull refuses to remove a job whose lock is held: a worker is on it right now.
-  return job.remove().then(
-    () => false,
-    () => true,
-  );
 }

@@ -1,7 +1,7 @@
 import { MikroOrmModule } from '@mikro-orm/nestjs';
-import { BullModule, InjectQueue } from '@nestjs/bull';
+import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, Provider } from '@nestjs/common';
-import type { Queue } from 'bull';
+import { AppConfig } from '../../config/app-config';
 import { AuditModule } from '../audit/audit.module';
 import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
@@ -11,7 +11,7 @@ import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryService } from './webhook-delivery.service';
 import { registerOutboxLagSampler, registerQueueDepthSampler } from './webhook-metrics';
-import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
+import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE, WebhookJobs, webhookQueueSettings } from './webhook-jobs';
 import { WebhookReconciler } from './webhook-reconciler.service';
 import { WebhookStatsController } from './webhook-stats.controller';
 import { WebhookStatsReader } from './webhook-stats.reader';
@@ -26,20 +26,13 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
   private readonly unregister: (() => void)[] = [];
 
   constructor(
-    @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue,
-    @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue,
+    private readonly jobs: WebhookJobs,
     private readonly outbox: DomainEventOutbox,
   ) {}
 
   onApplicationBootstrap(): void {
     this.unregister.push(
-      registerQueueDepthSampler(async () => {
-        const [main, bulk] = await Promise.all([this.queue.getJobCounts(), this.bulkQueue.getJobCounts()]);
-        const counts: Record<string, number> = { ...main };
-        for (const [state, value] of Object.entries(bulk as unknown as Record<string, number>))
-          counts[state] = (counts[state] ?? 0) + value;
-        return counts;
-      }),
+      registerQueueDepthSampler(() => this.jobs.counts()),
       registerOutboxLagSampler(() => this.outbox.lagSeconds()),
     );
   }
@@ -58,14 +51,22 @@ export class WebhooksModule {
       module: WebhooksModule,
       imports: [
         MikroOrmModule.forFeature([WebhookDelivery, WebhookAttempt]),
-        BullModule.registerQueue({ name: WEBHOOK_QUEUE }, { name: WEBHOOK_BULK_QUEUE }),
+        // This module owns its queues' settings (locks, stalled jobs, the retry backoff); the root
+        // queue module only says where Redis is.
+        BullModule.registerQueueAsync(
+          ...[WEBHOOK_QUEUE, WEBHOOK_BULK_QUEUE].map((name) => ({
+            name,
+            inject: [AppConfig],
+            useFactory: (config: AppConfig) => ({ settings: webhookQueueSettings(config) }),
+          })),
+        ),
         DomainEventsModule,
         WebhookConfigModule,
         AuditModule,
       ],
       // WebhookStatsController first: its `webhooks/stats` must be matched before `webhooks/:webhookId`.
       controllers: [WebhookStatsController, WebhooksController],
-      providers: [WebhooksService, WebhookStatsService, WebhookStatsReader, WebhookMetricsSampler, ...workerProviders],
+      providers: [WebhookJobs, WebhooksService, WebhookStatsService, WebhookStatsReader, WebhookMetricsSampler, ...workerProviders],
     };
   }
 }
