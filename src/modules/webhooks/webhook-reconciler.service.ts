@@ -1,7 +1,8 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
+import { Periodic } from '../../common/scheduling/periodic';
 import { AppConfig } from '../../config/app-config';
-import type { PgResult } from '../../database/raw-sql';
 import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
 import { WebhookEndpointsService } from '../webhook-config/webhook-endpoints.service';
@@ -17,7 +18,7 @@ const PRUNE_EVERY_RUNS = 20;
 const PRUNE_BATCH = 5000;
 /** Any fixed number shared by every worker of a deployment's database. */
 const RECONCILE_LOCK = 0x6e667477; // "nftw"
-/** Failed webhooks an endpoint's run of failures must count before it is disabled (CONTRACT.md section 12). */
+/** Failed webhooks an endpoint's run of failures must count before it is disabled (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"). */
 export const AUTO_DISABLE_MIN_FAILED_WEBHOOKS = 10;
 
 /**
@@ -33,8 +34,7 @@ export const AUTO_DISABLE_MIN_FAILED_WEBHOOKS = 10;
 @Injectable()
 export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('WebhookReconciler');
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private readonly schedule: Periodic;
   private runs = 0;
 
   constructor(
@@ -45,46 +45,28 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     private readonly targets: DeliveryTargetReader,
     private readonly endpointsService: WebhookEndpointsService,
     private readonly jobs: WebhookJobs,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.withLock(async () => {
-        await this.reconcile();
-        await this.autoDisable();
-        this.runs += 1;
-        if (this.runs % PRUNE_EVERY_RUNS === 1) await this.prune();
-      })
-        .then(() => undefined)
-        .catch((error: unknown) => this.logger.warn({ err: error }, 'reconcile pass failed'))
-        .finally(() => (this.running = null));
-    }, this.config.webhook.reconcileIntervalMs);
-    this.timer.unref();
+  ) {
+    this.schedule = new Periodic({
+      intervalMs: config.webhook.reconcileIntervalMs,
+      run: () =>
+        this.withLock(async () => {
+          await this.reconcile();
+          await this.autoDisable();
+          this.runs += 1;
+          if (this.runs % PRUNE_EVERY_RUNS === 1) await this.prune();
+        }),
+      logger: this.logger,
+      failure: 'reconcile pass failed',
+    });
   }
 
-  /** Runs `work` if no other worker holds the lock; null when another one does. */
-  async withLock<T>(work: () => Promise<T>): Promise<T | null> {
-    const knex = this.em.getKnex();
-    const pool = knex.client as PoolClient;
-    // A connection of its own: a session lock belongs to the connection that took it.
-    const connection = await pool.acquireConnection();
-    try {
-      const got = await knex
-        .raw<PgResult<{ locked: boolean }>>('select pg_try_advisory_lock(?) as locked', [RECONCILE_LOCK])
-        .connection(connection);
-      if (!got.rows[0].locked) return null;
-      try {
-        return await work();
-      } finally {
-        await knex
-          .raw('select pg_advisory_unlock(?)', [RECONCILE_LOCK])
-          .connection(connection)
-          .catch(() => undefined);
-      }
-    } finally {
-      await pool.releaseConnection(connection);
-    }
+  onApplicationBootstrap(): void {
+    this.schedule.start();
+  }
+
+  /** Runs `work` if no other worker holds the reconciler's lock; null when another one does. */
+  withLock<T>(work: () => Promise<T>): Promise<T | null> {
+    return withAdvisoryLock(this.em, RECONCILE_LOCK, work);
   }
 
   /** One pass; returns the ids it queued. */
@@ -135,14 +117,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     return { deliveries, events };
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+  onApplicationShutdown(): Promise<void> {
+    return this.schedule.stop();
   }
-}
-
-/** The part of knex's client this file uses: taking a pooled connection for itself. */
-interface PoolClient {
-  acquireConnection(): Promise<unknown>;
-  releaseConnection(connection: unknown): Promise<void>;
 }
