@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { databaseName } from '../src/database/database-url';
-import { WEBHOOK_QUEUE } from '../src/modules/webhooks/webhook-jobs';
+import { WEBHOOK_QUEUE } from '../src/modules/webhooks/engine/webhook-jobs';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { sql } from './support/nft';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';

@@ -1,5 +1,5 @@
 import { MikroORM } from '@mikro-orm/postgresql';
-import { WebhookReconciler } from '../src/modules/webhooks/webhook-reconciler.service';
+import { WebhookReconciler } from '../src/modules/webhooks/maintenance/webhook-reconciler.service';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';

@@ -5,7 +5,7 @@ import { bearer, createOrganization } from './support/factories';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, testEnv, TestApp } from './support/test-app';
 import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
-import { relayJobId, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from '../src/modules/webhooks/webhook-jobs';
+import { relayJobId, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from '../src/modules/webhooks/engine/webhook-jobs';
 
 const SECRET = 'fault-drill-shared-secret';
 let prefixCounter = 0;

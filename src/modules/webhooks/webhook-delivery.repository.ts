@@ -1,7 +1,7 @@
 import { EntityRepository } from '@mikro-orm/postgresql';
 import { PgResult, queryRows } from '../../database/raw-sql';
 import type { Knex } from 'knex';
-import type { HealthChange } from './endpoint-health';
+import type { HealthChange } from './engine/endpoint-health';
 import type { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookAttempt } from './webhook-attempt.entity';
 

@@ -1,3 +1,4 @@
+// The webhooks module owns webhook_delivery, webhook_attempt and webhook_endpoint_health, and its two Bull queues.
 import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, Provider } from '@nestjs/common';
@@ -6,19 +7,19 @@ import { AuditModule } from '../audit/audit.module';
 import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { WebhookConfigModule } from '../webhook-config/webhook-config.module';
-import { OutboxRelay } from './outbox-relay.service';
+import { OutboxRelay } from './engine/outbox-relay.service';
 import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
-import { WebhookDeliveryService } from './webhook-delivery.service';
-import { registerOutboxLagSampler, registerQueueDepthSampler } from './webhook-metrics';
-import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE, WebhookJobs, webhookQueueSettings } from './webhook-jobs';
-import { WebhookReconciler } from './webhook-reconciler.service';
-import { WebhookStatsController } from './webhook-stats.controller';
-import { WebhookStatsReader } from './webhook-stats.reader';
-import { WebhookStatsService } from './webhook-stats.service';
-import { WebhookProcessor } from './webhook.processor';
-import { WebhooksController } from './webhooks.controller';
-import { WebhooksService } from './webhooks.service';
+import { WebhookDeliveryService } from './engine/webhook-delivery.service';
+import { registerOutboxLagSampler, registerQueueDepthSampler } from './engine/webhook-metrics';
+import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE, WebhookJobs, webhookQueueSettings } from './engine/webhook-jobs';
+import { WebhookReconciler } from './maintenance/webhook-reconciler.service';
+import { WebhookStatsController } from './stats/webhook-stats.controller';
+import { WebhookStatsReader } from './stats/webhook-stats.reader';
+import { WebhookStatsService } from './stats/webhook-stats.service';
+import { WebhookProcessor } from './engine/webhook.processor';
+import { WebhooksController } from './api/webhooks.controller';
+import { WebhooksService } from './api/webhooks.service';
 
 /** Feeds the queue-depth and outbox-lag gauges of /metrics from this process. */
 @Injectable()

@@ -1,5 +1,5 @@
 import { Agent } from 'undici';
-import { checkWebhookUrl, createGuardedLookup, PortRange, WebhookHostError } from '../../common/net/url-policy';
+import { checkWebhookUrl, createGuardedLookup, PortRange, WebhookHostError } from '../../../common/net/url-policy';
 import { isSuccessStatus } from './webhook.rules';
 
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'blocked';

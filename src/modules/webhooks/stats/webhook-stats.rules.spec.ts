@@ -1,4 +1,4 @@
-import { DomainError } from '../../common/errors/domain-error';
+import { DomainError } from '../../../common/errors/domain-error';
 import { formatStatsInstant, MAX_STATS_BUCKETS, parseStatsInstant, resolveStatsWindow } from './webhook-stats.rules';
 
 const micros = (iso: string) => BigInt(Date.parse(iso)) * 1000n;

@@ -1,5 +1,5 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config';
+import { AppConfig } from '../../../config/app-config';
 import { WebhookDeliveryService } from './webhook-delivery.service';
 import { WebhookJobs } from './webhook-jobs';
 

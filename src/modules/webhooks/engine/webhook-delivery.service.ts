@@ -1,13 +1,14 @@
+// engine/: from a committed event to attempts and their retries (relay, jobs, plan, executor, signing, sending).
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config';
-import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
-import { DeliveryTarget, DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
+import { AppConfig } from '../../../config/app-config';
+import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
+import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
 import { Admit, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { EndpointHealthTally } from './endpoint-health';
 import { MicroBatch } from './micro-batch';
 import { ReceiverLimiter } from './receiver-limiter';
-import { AttemptResult, WebhookDeliveryRepository } from './webhook-delivery.repository';
+import { AttemptResult, WebhookDeliveryRepository } from '../webhook-delivery.repository';
 import { DeliverJobData, delayOf, RetryLaterError, WebhookJobs } from './webhook-jobs';
 import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
 import { SendResult, WebhookSender } from './webhook-sender';

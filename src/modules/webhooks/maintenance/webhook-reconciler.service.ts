@@ -1,14 +1,15 @@
+// maintenance/: periodic recovery of lost work, auto-disable of failing endpoints and pruning of the delivery log.
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
-import { Periodic } from '../../common/scheduling/periodic';
-import { AppConfig } from '../../config/app-config';
-import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
-import { DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
-import { WebhookEndpointsService } from '../webhook-config/webhook-endpoints.service';
-import { WebhookDeliveryRepository } from './webhook-delivery.repository';
-import { WebhookJobs } from './webhook-jobs';
-import { attemptLeaseMs, furthestLegitimateAttemptMs } from './webhook.rules';
+import { withAdvisoryLock } from '../../../common/scheduling/advisory-lock';
+import { Periodic } from '../../../common/scheduling/periodic';
+import { AppConfig } from '../../../config/app-config';
+import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
+import { DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
+import { WebhookEndpointsService } from '../../webhook-config/webhook-endpoints.service';
+import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import { WebhookJobs } from '../engine/webhook-jobs';
+import { attemptLeaseMs, furthestLegitimateAttemptMs } from '../engine/webhook.rules';
 
 const BATCH_SIZE = 1000;
 /** Per organization and pass: one organization's backlog leaves room for everyone else's. */

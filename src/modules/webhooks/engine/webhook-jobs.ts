@@ -1,8 +1,8 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Job, JobOptions, Queue, QueueOptions } from 'bull';
-import { withTimeout } from '../../common/async/with-timeout';
-import type { AppConfig } from '../../config/app-config';
+import { withTimeout } from '../../../common/async/with-timeout';
+import type { AppConfig } from '../../../config/app-config';
 
 export const WEBHOOK_QUEUE = 'webhooks';
 /** Where an organization's burst goes, so it does not queue ahead of other organizations. */

@@ -1,10 +1,11 @@
+// api/: the delivery log, redelivery, replay and test sends as the organization's API shows them (no sending here).
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiNotFoundResponse, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
-import { Auth } from '../../common/auth/access';
-import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
-import type { ApiKeyPrincipal } from '../../common/auth/principal';
-import { UuidParam } from '../../common/http/uuid-param';
-import { OrganizationSendLimit } from '../../common/rate-limit/organization-send-limit';
+import { Auth } from '../../../common/auth/access';
+import { CurrentKey, ReqMeta, RequestMeta } from '../../../common/auth/current-principal.decorator';
+import type { ApiKeyPrincipal } from '../../../common/auth/principal';
+import { UuidParam } from '../../../common/http/uuid-param';
+import { OrganizationSendLimit } from '../../../common/rate-limit/organization-send-limit';
 import {
   AcceptedWebhookDto,
   ReplayAcceptedDto,
@@ -15,7 +16,7 @@ import {
   WebhookListQueryDto,
   WebhookPageDto,
   WebhookSummaryDto,
-} from './dto/webhook.dto';
+} from './webhook.dto';
 import { WebhooksService } from './webhooks.service';
 
 @ApiTags('Webhooks')

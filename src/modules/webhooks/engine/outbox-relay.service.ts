@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Client } from 'pg';
-import { AppConfig } from '../../config/app-config';
-import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
+import { AppConfig } from '../../../config/app-config';
+import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { BurstTracker } from './burst-tracker';
 import { BURST_THRESHOLD, WebhookJobs } from './webhook-jobs';
 

@@ -1,7 +1,7 @@
-import { formatDbTimestamp } from '../../common/time';
-import type { PendingEvent } from '../domain-events/domain-event.outbox';
-import type { DeliveryTarget } from '../webhook-config/delivery-target.reader';
-import type { DeliveryState, NewDelivery } from './webhook-delivery.repository';
+import { formatDbTimestamp } from '../../../common/time';
+import type { PendingEvent } from '../../domain-events/domain-event.outbox';
+import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
+import type { DeliveryState, NewDelivery } from '../webhook-delivery.repository';
 import { buildWebhookBody, decideAttempt, decideEvent, permanentFailure, webhookIdFor } from './webhook.rules';
 
 /**
