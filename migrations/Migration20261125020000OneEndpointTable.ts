@@ -27,9 +27,12 @@ export class Migration20261125020000OneEndpointTable extends Migration {
                o."created_at", c."updated_at"
           from "webhook_config" c join "organization" o on o."id" = c."organization_id";`);
     this.addSql(`drop table "webhook_config";`);
+    // The delivery log filters by type on the server (GET …/webhooks?webhookType=…), newest first.
+    this.addSql(`create index "webhook_delivery_type_index" on "webhook_delivery" ("organization_id", "webhook_type", "id");`);
   }
 
   down(): void {
+    this.addSql(`drop index if exists "webhook_delivery_type_index";`);
     this.addSql(`
       create table "webhook_config" (
         "organization_id" uuid primary key references "organization" ("id") on delete cascade,

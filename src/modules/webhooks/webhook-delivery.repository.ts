@@ -77,13 +77,25 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     return this.getEntityManager().getKnex();
   }
 
-  /** Newest first, keyset on the time-ordered id. */
-  page(organizationId: string, filter: { status?: DeliveryStatus; endpointId?: string }, before: string | null, limit: number) {
+  /**
+   * Newest first, keyset on the time-ordered id. Each filter has an index: status and endpoint
+   * (organization, status|endpoint, id), types (organization, type, id), the time window
+   * (organization, created_at).
+   */
+  page(
+    organizationId: string,
+    filter: { status?: DeliveryStatus; endpointId?: string; webhookTypes?: readonly string[]; since?: Date; until?: Date },
+    before: string | null,
+    limit: number,
+  ) {
+    const createdAt = { ...(filter.since ? { $gte: filter.since } : {}), ...(filter.until ? { $lt: filter.until } : {}) };
     return this.find(
       {
         organizationId,
         ...(filter.status ? { status: filter.status } : {}),
         ...(filter.endpointId ? { endpointId: filter.endpointId } : {}),
+        ...(filter.webhookTypes?.length ? { webhookType: { $in: [...filter.webhookTypes] } } : {}),
+        ...(filter.since || filter.until ? { createdAt } : {}),
         ...(before ? { id: { $lt: before } } : {}),
       },
       { orderBy: { id: 'desc' }, limit },

@@ -22,6 +22,15 @@ import { buildWebhookBody } from '../engine/webhook.rules';
 /** Webhooks one replay may send again (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"). */
 export const MAX_REPLAY = 10_000;
 
+/** The delivery log's filters, as the API takes them (instants as ISO 8601 text). */
+export interface DeliveryLogFilter {
+  status?: DeliveryStatus;
+  endpointId?: string;
+  webhookTypes?: WebhookType[];
+  since?: string;
+  until?: string;
+}
+
 export interface ReplayRequest {
   since: string;
   until?: string;
@@ -43,14 +52,14 @@ export class WebhooksService {
     private readonly jobs: WebhookJobs,
   ) {}
 
-  async page(
-    organizationId: string,
-    filter: { status?: DeliveryStatus; endpointId?: string },
-    pageSize: number,
-    pageKey?: string,
-  ): Promise<Page<WebhookDelivery>> {
+  async page(organizationId: string, filter: DeliveryLogFilter, pageSize: number, pageKey?: string): Promise<Page<WebhookDelivery>> {
+    const since = filter.since ? new Date(filter.since) : undefined;
+    const until = filter.until ? new Date(filter.until) : undefined;
+    if (since && until && since.getTime() >= until.getTime()) {
+      throw validationFailed([{ field: 'until', message: 'until must be later than since' }]);
+    }
     const before = pageKey ? (decodePageKey(pageKey, ['uuid'])[0] as string) : null;
-    const rows = await this.deliveries.page(organizationId, filter, before, pageSize + 1);
+    const rows = await this.deliveries.page(organizationId, { ...filter, since, until }, before, pageSize + 1);
     return toPage(rows, pageSize, (last) => encodePageKey([last.id]));
   }
 
