@@ -1,3 +1,4 @@
+import { parse as parseUuid, v7 as uuidv7 } from 'uuid';
 import { createHash, createHmac } from 'node:crypto';
 
 /** What the body of a webhook is built from (seed 2.5). */
@@ -112,17 +113,16 @@ export function decideEvent(
 
 /**
  * The id of an event's webhook to one endpoint: the event's own id for the default endpoint (so
- * the seed's single configuration behaves exactly as before), otherwise a UUIDv7 with the event's
+ * a single-endpoint organization's webhook ids are its event ids), otherwise a UUIDv7 with the event's
  * timestamp and bits derived from the event and endpoint ids. It is stable (judging an event twice
  * gives the same ids) and sorts with the event, so the delivery log stays in time order.
  */
 export function webhookIdFor(eventId: string, endpointId: string, isDefault: boolean): string {
   if (isDefault) return eventId;
-  const hash = createHash('sha256').update(`${eventId}/${endpointId}`).digest('hex');
-  const time = eventId.replace(/-/g, '').slice(0, 12);
-  const variant = ((parseInt(hash[3], 16) & 0x3) | 0x8).toString(16);
-  const hex = `${time}7${hash.slice(0, 3)}${variant}${hash.slice(4, 19)}`;
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  // The event's 48-bit millisecond timestamp, and "random" bits that are a hash of the pair.
+  const msecs = Buffer.from(parseUuid(eventId)).readUIntBE(0, 6);
+  const random = createHash('sha256').update(`${eventId}/${endpointId}`).digest().subarray(0, 16);
+  return uuidv7({ msecs, random });
 }
 
 export type AttemptDecision = { kind: 'none' } | { kind: 'wait'; dueInMs: number } | { kind: 'attempt' };
