@@ -163,7 +163,7 @@ export class WebhookAttemptDto {
 }
 
 export class WebhookDetailDto extends WebhookSummaryDto {
-  /** The body exactly as sent (seed 2.5). */
+  /** The body exactly as sent (README.md, "Webhooks"). */
   @ApiProperty({ type: 'object', additionalProperties: true })
   payload: Record<string, unknown>;
   attempts: WebhookAttemptDto[];

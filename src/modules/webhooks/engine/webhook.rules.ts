@@ -1,20 +1,20 @@
 import { parse as parseUuid, v7 as uuidv7 } from 'uuid';
 import { createHash, createHmac } from 'node:crypto';
 
-/** What the body of a webhook is built from (seed 2.5). */
+/** What the body of a webhook is built from (README.md, "Webhooks", item 3). */
 export interface WebhookSource {
   organizationId: string;
   action: string;
   id: string;
   resourceId: string;
   resourceType: string;
-  /** The event's commit-side timestamp, already in the contract's format. */
+  /** The event's commit-side timestamp, already in the API's UTC format. */
   createdAtUtc: string;
   changes: Record<string, unknown> | null;
 }
 
 /**
- * The exact body bytes of a webhook: the seed's keys in the contract's order. Built once when the
+ * The exact body bytes of a webhook: the documented keys in the documented order (README.md, "Webhooks"). Built once when the
  * delivery is created and stored, so every attempt and redelivery sends the same bytes.
  */
 export function buildWebhookBody(source: WebhookSource): string {
@@ -29,7 +29,7 @@ export function buildWebhookBody(source: WebhookSource): string {
   });
 }
 
-/** Base64(HMAC-SHA256(sharedSecret, body)), the value of x-service-webhook-hmac (seed 5). */
+/** Base64(HMAC-SHA256(sharedSecret, body)), the value of x-service-webhook-hmac (README.md, "Verifying a webhook"). */
 export function signWebhookBody(sharedSecret: string, body: string | Buffer): string {
   return createHmac('sha256', sharedSecret).update(body).digest('base64');
 }
@@ -91,7 +91,7 @@ const CONTRACT_FILTERED_TYPES: readonly string[] = ['nft', 'transaction'];
 
 /**
  * Whether an event becomes a webhook for one endpoint, judged with the endpoint as it is now
- * (seed 4.5, per endpoint): only with a url, only while enabled and subscribed to the event's
+ * (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"; per endpoint): only with a url, only while enabled and subscribed to the event's
  * type, and, when the endpoint filters by contract, only for `nft` and `transaction` events
  * about a token of one of those contracts (a test webhook goes out whatever the switch and the
  * filters say).
