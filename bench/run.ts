@@ -28,7 +28,7 @@ import { loadConfig } from '../src/config/app-config';
 import { ensureDatabase } from '../src/database/database-url';
 import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
-import { buildWebhookBody, signWebhookBody } from '../src/modules/webhooks/webhook.rules';
+import { buildWebhookBody, signWebhookBody } from '../src/modules/webhooks/engine/webhook.rules';
 import { formatUtc } from '../src/common/time';
 import { fixedRateReads, RequestPathHarness, requestCounts, requestPathGoals, requestPathTable, writeScenarios } from './request-path';
 import { CpuMeter, measureCpu } from './webhook-cpu';

@@ -24,8 +24,13 @@ import { loadConfig } from '../src/config/app-config';
 import { ensureDatabase } from '../src/database/database-url';
 import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
-import { STATS_STATEMENT_SETTINGS, StatsQuery, WebhookStatsReader, webhookStatsSql } from '../src/modules/webhooks/webhook-stats.reader';
-import { resolveStatsWindow, StatsBucketSize } from '../src/modules/webhooks/webhook-stats.rules';
+import {
+  STATS_STATEMENT_SETTINGS,
+  StatsQuery,
+  WebhookStatsReader,
+  webhookStatsSql,
+} from '../src/modules/webhooks/stats/webhook-stats.reader';
+import { resolveStatsWindow, StatsBucketSize } from '../src/modules/webhooks/stats/webhook-stats.rules';
 
 const env = process.env;
 const ROWS = Number(env.BENCH_STATS_ROWS ?? 1_000_000);

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { webhookSignatureHeaders } from '../src/modules/webhooks/webhook-signature';
-import { signWebhookBody } from '../src/modules/webhooks/webhook.rules';
+import { webhookSignatureHeaders } from '../src/modules/webhooks/engine/webhook-signature';
+import { signWebhookBody } from '../src/modules/webhooks/engine/webhook.rules';
 import { startReceiver, verifySignature, verifyWebhook } from './webhook-receiver';
 
 describe('example webhook receiver', () => {

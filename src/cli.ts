@@ -19,7 +19,7 @@ import { DatabaseModule } from './database/database.module';
 import { runMigrations } from './database/migrate';
 import type { ResealReport, SealedSecretOwner } from './database/sealed-columns';
 import { WebhookConfigModule } from './modules/webhook-config/webhook-config.module';
-import { WebhookConfigService } from './modules/webhook-config/webhook-config.service';
+import { WebhookEndpointsService } from './modules/webhook-config/webhook-endpoints.service';
 import { OrganizationsModule } from './modules/organizations/organizations.module';
 import { OrganizationsService } from './modules/organizations/organizations.service';
 import { formatUtc } from './common/time';
@@ -33,7 +33,7 @@ const USAGE = `usage: npm run cli -- organization:create --name "Acme" [--roles 
  * entry (its module and its service).
  */
 const SEALED_SECRET_OWNERS: ReadonlyArray<{ module: Type; service: Type<SealedSecretOwner> }> = [
-  { module: WebhookConfigModule, service: WebhookConfigService },
+  { module: WebhookConfigModule, service: WebhookEndpointsService },
 ];
 
 async function main(argv: string[]): Promise<number> {

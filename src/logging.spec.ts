@@ -1,4 +1,4 @@
-import { redactUrl } from './logging';
+import { prettyLogs, redactUrl } from './logging';
 
 describe('redactUrl', () => {
   it('hides the values of credential-like query parameters, whatever their spelling', () => {
@@ -35,5 +35,22 @@ describe('redactUrl', () => {
     expect(redactUrl('/v1/wallets')).toBe('/v1/wallets');
     expect(redactUrl('/v1/wallets?pageKey=abc&pageSize=5')).toBe('/v1/wallets?pageKey=abc&pageSize=5');
     expect(redactUrl('/v1/wallets?%E0%A4%A=1')).toBe('/v1/wallets?%E0%A4%A=1');
+  });
+});
+
+describe('prettyLogs', () => {
+  const env = { isTty: true, hasPretty: true };
+
+  it('writes readable lines in development on a terminal, or when asked', () => {
+    expect(prettyLogs({ logFormat: 'auto', nodeEnv: 'development' }, env)).toBe(true);
+    expect(prettyLogs({ logFormat: 'pretty', nodeEnv: 'production' }, { ...env, isTty: false })).toBe(true);
+  });
+
+  it('keeps JSON in production, off a terminal, when asked, for a given destination, and without pino-pretty', () => {
+    expect(prettyLogs({ logFormat: 'auto', nodeEnv: 'production' }, env)).toBe(false);
+    expect(prettyLogs({ logFormat: 'auto', nodeEnv: 'development' }, { ...env, isTty: false })).toBe(false);
+    expect(prettyLogs({ logFormat: 'json', nodeEnv: 'development' }, env)).toBe(false);
+    expect(prettyLogs({ logFormat: 'pretty', nodeEnv: 'development' }, env, process.stderr)).toBe(false);
+    expect(prettyLogs({ logFormat: 'pretty', nodeEnv: 'development' }, { ...env, hasPretty: false })).toBe(false);
   });
 });

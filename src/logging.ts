@@ -62,7 +62,33 @@ export function redactUrl(url: string, operatorKey: string | null = null): strin
   return `${path}?${query}`;
 }
 
+/**
+ * Whether log lines are written for people (pino-pretty) rather than as JSON: when asked with
+ * LOG_FORMAT=pretty, or by default in development on a terminal. Never when the lines go to a
+ * given destination (tests read JSON), and never without pino-pretty installed (a development
+ * dependency), so production output stays JSON.
+ */
+export function prettyLogs(
+  config: Pick<AppConfig, 'logFormat' | 'nodeEnv'>,
+  env: { isTty: boolean; hasPretty: boolean },
+  destination?: NodeJS.WritableStream,
+): boolean {
+  if (destination || !env.hasPretty || config.logFormat === 'json') return false;
+  return config.logFormat === 'pretty' || (config.nodeEnv === 'development' && env.isTty);
+}
+
+/** Where pino-pretty is installed (a transport target must be a path pino's worker can load), or null. */
+function pinoPrettyPath(): string | null {
+  try {
+    return require.resolve('pino-pretty');
+  } catch {
+    return null;
+  }
+}
+
 export function loggerParams(config: AppConfig, destination?: NodeJS.WritableStream): Params {
+  const prettyPath = pinoPrettyPath();
+  const pretty = prettyLogs(config, { isTty: process.stdout.isTTY === true, hasPretty: prettyPath !== null }, destination);
   return {
     pinoHttp: [
       {
@@ -88,6 +114,9 @@ export function loggerParams(config: AppConfig, destination?: NodeJS.WritableStr
           }),
           err: stdSerializers.err,
         },
+        ...(pretty
+          ? { transport: { target: prettyPath as string, options: { colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l' } } }
+          : {}),
       },
       ...(destination ? [destination as never] : []),
     ] as never,

@@ -1,4 +1,4 @@
-import { WebhookConfigService } from '../src/modules/webhook-config/webhook-config.service';
+import { WebhookEndpointsService } from '../src/modules/webhook-config/webhook-endpoints.service';
 import { bearer, createApiKey } from './support/factories';
 import { newAddress } from './support/nft';
 import { TestReceiver, waitUntil } from './support/receiver';
@@ -141,7 +141,7 @@ describe('audit entries name the actor', () => {
       .set(bearer(admin.key))
       .send({ url: receiver.urlFor('/system'), sharedSecret: 'audit-actors-secret-0003', webhookTypes: ['nft'], enabled: true })
       .expect(200);
-    await t.app.get(WebhookConfigService).disableFailingEndpoints([{ organizationId: org.id, endpointId: org.id }], new Date());
+    await t.app.get(WebhookEndpointsService).disableFailingEndpoints([{ organizationId: org.id, endpointId: org.id }], new Date());
 
     const list = await entries(admin.key);
     const who = (action: string) => list.filter((e) => e.action === action).map((e) => ({ apiKeyId: e.apiKeyId, keyPrefix: e.keyPrefix }));

@@ -213,7 +213,6 @@ describe('bad input over every route', () => {
       'organization',
       'token',
       'wallet',
-      'webhook_config',
       'webhook_endpoint',
     ]);
     await t

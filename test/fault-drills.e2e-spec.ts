@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { databaseName } from '../src/database/database-url';
-import { WEBHOOK_QUEUE } from '../src/modules/webhooks/webhook-queue';
+import { WEBHOOK_QUEUE } from '../src/modules/webhooks/engine/webhook-jobs';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { sql } from './support/nft';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
@@ -109,7 +109,7 @@ describe('PostgreSQL connections dropped mid-request', () => {
 
   it('a write in flight answers 503 with Retry-After, changes nothing, and the next write succeeds', async () => {
     await lockHolder.query('begin');
-    await lockHolder.query('lock table "webhook_config" in access exclusive mode');
+    await lockHolder.query('lock table "webhook_endpoint" in access exclusive mode');
     const pending = track(t.http().patch(CONFIG_PATH).set(bearer(org.adminKey)).send({ sharedSecret: SECRET }));
     if ((await waitingOrAnswered(pending)) === 'waiting') expect(await dropAppConnections()).toBeGreaterThan(0);
     const res = await pending;

@@ -141,7 +141,7 @@ describe('the real entry point', () => {
 
       // The test holds the configuration's row lock, so the next change waits on it: a slow request.
       await db.query('begin');
-      await db.query('select 1 from webhook_config where organization_id = $1 for update', [org.body.id]);
+      await db.query('select 1 from webhook_endpoint where id = $1 for update', [org.body.id]);
       const slow = call(port, 'PATCH', CONFIG, key.body.key, { url: 'http://127.0.0.1:9999/b' });
       // Watched from another session: within a transaction, pg_stat_activity is a frozen snapshot.
       const watcher = new Client({ connectionString: process.env.TEST_DATABASE_URL });
@@ -150,7 +150,7 @@ describe('the real entry point', () => {
         async () =>
           (
             await watcher.query(
-              `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%webhook_config%'`,
+              `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%webhook_endpoint%'`,
             )
           ).rows[0].n,
         (n) => n > 0,

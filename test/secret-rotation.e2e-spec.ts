@@ -49,7 +49,9 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
     const client = new Client({ connectionString: database.url });
     await client.connect();
     try {
-      const { rows } = await client.query('select organization_id, shared_secret_sealed from webhook_config order by organization_id');
+      const { rows } = await client.query(
+        'select organization_id, shared_secret_sealed from webhook_endpoint where is_default order by organization_id',
+      );
       return new Map(
         rows.map((r: { organization_id: string; shared_secret_sealed: string }) => [r.organization_id, r.shared_secret_sealed]),
       );
@@ -61,7 +63,11 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
     const client = new Client({ connectionString: database.url });
     await client.connect();
     try {
-      return (await client.query('select id, shared_secret_sealed, previous_shared_secret_sealed from webhook_endpoint order by id')).rows;
+      return (
+        await client.query(
+          'select id, shared_secret_sealed, previous_shared_secret_sealed from webhook_endpoint where not is_default order by id',
+        )
+      ).rows;
     } finally {
       await client.end();
     }
@@ -122,7 +128,7 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
     expect(await deliveryVerifies(app, org1, SECRET_1)).toBe(true);
     const client = new Client({ connectionString: database.url });
     await client.connect();
-    await client.query('update webhook_config set shared_secret_sealed = $1 where organization_id = $2', [
+    await client.query('update webhook_endpoint set shared_secret_sealed = $1 where id = $2', [
       legacySeal(SECRET_2, keyA, org2.id),
       org2.id,
     ]);
@@ -158,9 +164,8 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
     expect(JSON.parse(stdout.trim())).toEqual({
       keyId: 'b',
       columns: [
-        { table: 'webhook_config', column: 'shared_secret_sealed', resealed: 2, changedMeanwhile: 0, unopenable: 0 },
-        { table: 'webhook_config', column: 'previous_shared_secret_sealed', resealed: 0, changedMeanwhile: 0, unopenable: 0 },
-        { table: 'webhook_endpoint', column: 'shared_secret_sealed', resealed: 1, changedMeanwhile: 0, unopenable: 0 },
+        // Both organizations' default endpoints and the one other endpoint.
+        { table: 'webhook_endpoint', column: 'shared_secret_sealed', resealed: 3, changedMeanwhile: 0, unopenable: 0 },
         { table: 'webhook_endpoint', column: 'previous_shared_secret_sealed', resealed: 1, changedMeanwhile: 0, unopenable: 0 },
       ],
     });

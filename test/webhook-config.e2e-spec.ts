@@ -53,7 +53,7 @@ async function auditEntries(t: TestApp, org: Org) {
 async function storedRows(t: TestApp, organizationId: string) {
   const connection = t.app.get(MikroORM).em.fork().getConnection();
   return connection.execute<Array<{ url: string | null; enabled: boolean; shared_secret_sealed: string | null }>>(
-    'select url, enabled, shared_secret_sealed from webhook_config where organization_id = ?',
+    'select url, enabled, shared_secret_sealed from webhook_endpoint where id = ?',
     [organizationId],
   );
 }
@@ -518,7 +518,7 @@ describe('webhook configuration', () => {
       await patchConfig(t, b, { sharedSecret: secretFor('victim') }).expect(200);
       const connection = t.app.get(MikroORM).em.fork().getConnection();
       await connection.execute(
-        'update webhook_config set shared_secret_sealed = (select shared_secret_sealed from webhook_config where organization_id = ?) where organization_id = ?',
+        'update webhook_endpoint set shared_secret_sealed = (select shared_secret_sealed from webhook_endpoint where id = ?) where id = ?',
         [a.id, b.id],
       );
       expect(await t.app.get(DeliveryTargetReader).target(b.id)).toEqual(

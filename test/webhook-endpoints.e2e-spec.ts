@@ -1,6 +1,6 @@
 import { getAddress } from 'viem';
 import { openSecret } from '../src/modules/webhook-config/secret-box';
-import { WebhookConfigService } from '../src/modules/webhook-config/webhook-config.service';
+import { WebhookEndpointsService } from '../src/modules/webhook-config/webhook-endpoints.service';
 import { bearer, createApiKey, expectProblem } from './support/factories';
 import { newAddress, sql, UNKNOWN_ID, UTC_TIMESTAMP } from './support/nft';
 import { createTestApp, OPERATOR_KEY, TestApp } from './support/test-app';
@@ -410,7 +410,7 @@ describe('webhook endpoints', () => {
       const org = await newOrganization(t);
       const id = (await create(t, org.admin.key, endpointBody()).expect(201)).body.id;
       const rotated = await rotate(t, org.admin.key, id, { previousSecretValidSeconds: 60 }).expect(200);
-      const service = t.app.get(WebhookConfigService);
+      const service = t.app.get(WebhookEndpointsService);
       // Not yet expired: kept.
       await service.eraseExpiredPreviousSecrets(new Date());
       expect((await storedEndpoint(t, id)).previous_shared_secret_sealed).not.toBeNull();
@@ -572,7 +572,11 @@ describe('webhook endpoints', () => {
       const statuses = results.map((r) => r.status).sort();
       expect(statuses).toEqual([201, 201, 201, 201, 422, 422, 422, 422, 422, 422]);
       for (const r of results.filter((r) => r.status === 422)) expectProblem(r, 422, 'ENDPOINT_LIMIT_REACHED');
-      const [row] = await sql<{ n: string }>(t, 'select count(*)::text as n from webhook_endpoint where organization_id = ?', [org.id]);
+      const [row] = await sql<{ n: string }>(
+        t,
+        'select count(*)::text as n from webhook_endpoint where organization_id = ? and not is_default',
+        [org.id],
+      );
       expect(row.n).toBe('19');
     });
 
@@ -710,7 +714,7 @@ describe('webhook endpoints', () => {
       const gone = (await create(t, org.admin.key, endpointBody()).expect(201)).body.id;
       await remove(t, org.admin.key, gone).expect(204);
       const foreign = (await create(t, other.admin.key, endpointBody()).expect(201)).body.id;
-      const service = t.app.get(WebhookConfigService);
+      const service = t.app.get(WebhookEndpointsService);
       const now = new Date();
 
       const disabled = await service.disableFailingEndpoints(
@@ -775,7 +779,7 @@ describe('webhook endpoints', () => {
       await patch(t, org.admin.key, org.id, { url: URL_A, sharedSecret: secretFor('d'), enabled: true }).expect(200);
       const a = (await create(t, org.admin.key, endpointBody()).expect(201)).body.id;
       const b = (await create(t, org.admin.key, endpointBody()).expect(201)).body.id;
-      const service = t.app.get(WebhookConfigService);
+      const service = t.app.get(WebhookEndpointsService);
       const all = [org.id, a, b].map((endpointId) => ({ organizationId: org.id, endpointId }));
       expect(await service.disableFailingEndpoints(all, new Date())).toHaveLength(3);
 

@@ -1,7 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { WebhookConfigService } from '../src/modules/webhook-config/webhook-config.service';
+import { WebhookEndpointsService } from '../src/modules/webhook-config/webhook-endpoints.service';
 import { bearer, createApiKey, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
@@ -56,7 +56,7 @@ describe('Standard Webhooks signatures and secret rotation', () => {
         .get(MikroORM)
         .em.getConnection()
         .execute(
-          `select shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at from webhook_config where organization_id = ?`,
+          `select shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at from webhook_endpoint where id = ?`,
           [org.id],
         )
     )[0];
@@ -300,11 +300,11 @@ describe('Standard Webhooks signatures and secret rotation', () => {
     await holder.connect();
     try {
       await holder.query('begin');
-      await holder.query('lock table "webhook_config" in access exclusive mode');
+      await holder.query('lock table "webhook_endpoint" in access exclusive mode');
       // It gives up instead of queueing; the next run erases what is due.
-      await expect(t.app.get(WebhookConfigService).eraseExpiredPreviousSecrets()).rejects.toThrow(/lock timeout/);
+      await expect(t.app.get(WebhookEndpointsService).eraseExpiredPreviousSecrets()).rejects.toThrow(/lock timeout/);
       await holder.query('rollback');
-      await expect(t.app.get(WebhookConfigService).eraseExpiredPreviousSecrets()).resolves.toEqual(expect.any(Number));
+      await expect(t.app.get(WebhookEndpointsService).eraseExpiredPreviousSecrets()).resolves.toEqual(expect.any(Number));
     } finally {
       await holder.query('rollback').catch(() => undefined);
       await holder.end();

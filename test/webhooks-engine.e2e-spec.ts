@@ -1,5 +1,5 @@
 import { MikroORM } from '@mikro-orm/postgresql';
-import { WebhookReconciler } from '../src/modules/webhooks/webhook-reconciler.service';
+import { WebhookReconciler } from '../src/modules/webhooks/maintenance/webhook-reconciler.service';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
@@ -62,7 +62,7 @@ describe('webhook delivery engine', () => {
     await configureWebhooks(t, other, { url: receiver.url, sharedSecret: 'another-secret-000001' });
     // A sealed value moved from another row does not open here (it is bound to its organization).
     await sql(
-      'update webhook_config set shared_secret_sealed = (select shared_secret_sealed from webhook_config where organization_id = ?) where organization_id = ?',
+      'update webhook_endpoint set shared_secret_sealed = (select shared_secret_sealed from webhook_endpoint where id = ?) where id = ?',
       [other.id, org.id],
     );
     await createWallet(t, org);
@@ -86,7 +86,7 @@ describe('webhook delivery engine', () => {
     await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET });
     await createWallet(t, org);
     const [first] = await receiver.waitFor((r) => r.length >= 1);
-    await sql('delete from webhook_config where organization_id = ?', [org.id]);
+    await sql('delete from webhook_endpoint where id = ?', [org.id]);
 
     const log = await waitUntil(
       () => detail(org, first.body.id as string),

@@ -5,7 +5,7 @@ import { bearer, createOrganization } from './support/factories';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, testEnv, TestApp } from './support/test-app';
 import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
-import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from '../src/modules/webhooks/webhook-queue';
+import { relayJobId, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from '../src/modules/webhooks/engine/webhook-jobs';
 
 const SECRET = 'fault-drill-shared-secret';
 let prefixCounter = 0;
@@ -97,7 +97,7 @@ describe('webhook delivery under faults', () => {
         .execute<{ id: string }[]>('select id from domain_event where resource_id = ?', [walletId]);
       const eventId = event[0].id;
       // As if a worker had relayed it before Redis was emptied: its job is gone, so only recovery
-      // (which re-adds a job under the webhook's own id) can bring it back.
+      // (which re-adds the event's job under its id) can bring it back.
       await api.app.get(MikroORM).em.getConnection().execute('update domain_event set relayed_at = now() where id = ?', [eventId]);
 
       // Redis emptied of this deployment's keys, then what Bull writes back when an in-flight
@@ -105,7 +105,7 @@ describe('webhook delivery under faults', () => {
       const keys = await redis.keys(`${prefix}:*`);
       if (keys.length > 0) await redis.del(...keys);
       for (const queue of [WEBHOOK_QUEUE, WEBHOOK_BULK_QUEUE]) {
-        await redis.hset(`${prefix}:${queue}:${eventId}`, {
+        await redis.hset(`${prefix}:${queue}:${relayJobId([eventId])}`, {
           failedReason: 'receiver has its maximum of webhooks in flight',
           stacktrace: '[]',
           attemptsMade: '1',
@@ -118,7 +118,7 @@ describe('webhook delivery under faults', () => {
       expect(delivered.body).toEqual(expect.objectContaining({ id: eventId, resourceId: walletId }));
       expect(signatureIsValid(delivered, SECRET)).toBe(true);
       for (const queue of [WEBHOOK_QUEUE, WEBHOOK_BULK_QUEUE]) {
-        expect(await redis.hget(`${prefix}:${queue}:${eventId}`, 'failedReason')).toBeNull();
+        expect(await redis.hget(`${prefix}:${queue}:${relayJobId([eventId])}`, 'failedReason')).toBeNull();
       }
     } finally {
       redis.disconnect();

@@ -1,7 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { TestReceiver, waitUntil } from './support/receiver';
-import { WebhookReconciler } from '../src/modules/webhooks/webhook-reconciler.service';
+import { WebhookReconciler } from '../src/modules/webhooks/maintenance/webhook-reconciler.service';
 import { createTestApp, TestApp } from './support/test-app';
 import { CONFIG_PATH, configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
 

@@ -61,6 +61,8 @@ export abstract class AppConfig {
   /** API keys one organization may hold (revoked keys do not count). */
   abstract readonly apiKeysPerOrganization: number;
   abstract readonly logLevel: string;
+  /** `json` (one JSON object a line), `pretty` (readable lines), or `auto`: pretty in development on a terminal, JSON otherwise. */
+  abstract readonly logFormat: 'auto' | 'json' | 'pretty';
   abstract readonly bodyLimitBytes: number;
   abstract readonly jsonMaxDepth: number;
   /** Requests per window; 0 turns that limit off. */
@@ -269,6 +271,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     errors.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "${logLevel}")`);
   }
+  const logFormat = str('LOG_FORMAT', 'auto') as AppConfig['logFormat'];
+  if (!['auto', 'json', 'pretty'].includes(logFormat)) errors.push(`LOG_FORMAT must be auto, json or pretty (got "${logFormat}")`);
 
   const config: AppConfig = {
     nodeEnv,
@@ -293,6 +297,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     trustProxy,
     apiKeysPerOrganization: int('API_KEYS_PER_ORGANIZATION', 100, 1, 100_000),
     logLevel,
+    logFormat,
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 256 * 1024, 1024, 50 * 1024 * 1024),
     jsonMaxDepth: int('JSON_MAX_DEPTH', 32, 2, 1000),
     rateLimit: {

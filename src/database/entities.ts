@@ -7,7 +7,6 @@ import { Balance } from '../modules/transactions/balance.entity';
 import { IdempotencyKey } from '../modules/transactions/idempotency-key.entity';
 import { NftTransaction } from '../modules/transactions/nft-transaction.entity';
 import { Wallet } from '../modules/wallets/wallet.entity';
-import { WebhookConfig } from '../modules/webhook-config/webhook-config.entity';
 import { WebhookEndpoint } from '../modules/webhook-config/webhook-endpoint.entity';
 import { WebhookAttempt } from '../modules/webhooks/webhook-attempt.entity';
 import { WebhookDelivery } from '../modules/webhooks/webhook-delivery.entity';
@@ -27,7 +26,6 @@ export const ENTITIES = [
   IdempotencyKey,
   NftWhitelist,
   NftWhitelistContract,
-  WebhookConfig,
   WebhookEndpoint,
   WebhookDelivery,
   WebhookAttempt,

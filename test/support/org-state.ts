@@ -10,7 +10,6 @@ const HASHED_TABLES = [
   'balance',
   'nft_transaction',
   'idempotency_key',
-  'webhook_config',
   'webhook_endpoint',
   'nft_whitelist',
   'nft_whitelist_contract',

@@ -1,3 +1,4 @@
+import { withTimeout } from '../async/with-timeout';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import { isIP } from 'node:net';
@@ -221,9 +222,11 @@ export async function resolveWebhookHost(
   if (literal !== null) {
     addresses = [literal];
   } else {
-    const found = await withTimeout((options.lookupAll ?? systemLookupAll)(host), options.timeoutMs ?? DEFAULT_RESOLVE_TIMEOUT_MS).catch(
-      () => null,
-    );
+    const found = await withTimeout(
+      (options.lookupAll ?? systemLookupAll)(host),
+      options.timeoutMs ?? DEFAULT_RESOLVE_TIMEOUT_MS,
+      'lookup timed out',
+    ).catch(() => null);
     if (!found || found.length === 0) {
       throw new WebhookHostError('unresolvable', FORBIDDEN_TARGET_MESSAGE);
     }
@@ -269,22 +272,6 @@ export function createGuardedLookup(
       (error: NodeJS.ErrnoException) => callback(unresolved(error), ''),
     );
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('lookup timed out')), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }
 
 function stripBrackets(host: string): string {

@@ -1,5 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
+import { Periodic } from '../../common/scheduling/periodic';
 import { AppConfig } from '../../config/app-config';
 import { AuditEntry } from './audit-entry.entity';
 
@@ -16,52 +18,49 @@ const PRUNE_LOCK = 7_341_017;
 @Injectable()
 export class AuditPruner implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('AuditPruner');
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
+  private readonly schedule: Periodic;
 
   constructor(
     private readonly em: EntityManager,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.schedule = new Periodic({
+      intervalMs: config.audit.pruneIntervalMs,
+      run: () => this.prune(),
+      logger: this.logger,
+      failure: 'audit prune pass failed',
+    });
+  }
 
   onApplicationBootstrap(): void {
-    if (this.config.role === 'api') return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.prune()
-        .catch((error: unknown) => this.logger.warn({ err: error }, 'audit prune pass failed'))
-        .finally(() => (this.running = null));
-    }, this.config.audit.pruneIntervalMs);
-    this.timer.unref();
+    if (this.config.role !== 'api') this.schedule.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+    await this.schedule.stop();
   }
 
   /**
    * One pass: every entry past retention, batch by batch. Returns how many were deleted, or null
    * when another process holds the pruning lock (it is doing the same work).
    */
-  async prune(now = new Date()): Promise<number | null> {
+  prune(now = new Date()): Promise<number | null> {
     const cutoff = new Date(now.getTime() - this.config.audit.retentionMs);
-    let total = 0;
-    for (;;) {
-      const deleted = await this.em.fork().transactional(async (em) => {
-        const [lock] = await em.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as "locked"', [PRUNE_LOCK]);
-        if (!lock.locked) return null;
-        const entries = em.getRepository(AuditEntry);
-        let count = await entries.pruneUnchainedBefore(cutoff, BATCH);
-        for (const organizationId of await entries.organizationsWithEntriesBefore(cutoff, BATCH)) {
-          if (count >= BATCH) break;
-          count += await entries.pruneBefore(organizationId, cutoff, BATCH - count);
-        }
-        return count;
-      });
-      if (deleted === null) return total === 0 ? null : total;
-      total += deleted;
-      if (deleted === 0) return total;
-    }
+    return withAdvisoryLock(this.em, PRUNE_LOCK, async () => {
+      let total = 0;
+      for (;;) {
+        const deleted = await this.em.fork().transactional(async (em) => {
+          const entries = em.getRepository(AuditEntry);
+          let count = await entries.pruneUnchainedBefore(cutoff, BATCH);
+          for (const organizationId of await entries.organizationsWithEntriesBefore(cutoff, BATCH)) {
+            if (count >= BATCH) break;
+            count += await entries.pruneBefore(organizationId, cutoff, BATCH - count);
+          }
+          return count;
+        });
+        total += deleted;
+        if (deleted === 0) return total;
+      }
+    });
   }
 }

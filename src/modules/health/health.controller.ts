@@ -1,3 +1,4 @@
+import { withTimeout } from '../../common/async/with-timeout';
 import { Controller, Get, Header, Inject, OnModuleDestroy, ServiceUnavailableException } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheckResult, HealthCheckService, HealthIndicatorService, MikroOrmHealthIndicator } from '@nestjs/terminus';
@@ -9,16 +10,6 @@ import { METRICS_CONTENT_TYPE, MetricsText } from './metrics-text';
 
 export const HEALTH_REDIS = Symbol('HEALTH_REDIS');
 const CHECK_TIMEOUT_MS = 1500;
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    promise.then(
-      (value) => (clearTimeout(timer), resolve(value)),
-      (error: unknown) => (clearTimeout(timer), reject(error)),
-    );
-  });
-}
 
 class HealthDto {
   status: 'ok';

@@ -1,5 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
+import { Periodic } from '../../common/scheduling/periodic';
 import { AppConfig } from '../../config/app-config';
 import { IDEMPOTENCY_WINDOW_HOURS } from './transaction.rules';
 
@@ -15,52 +17,46 @@ const PURGE_LOCK = 7_341_015;
 @Injectable()
 export class IdempotencyKeyPurger implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('IdempotencyKeyPurger');
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
+  private readonly schedule: Periodic;
 
   constructor(
     private readonly em: EntityManager,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.schedule = new Periodic({
+      intervalMs: config.maintenance.idempotencyPurgeIntervalMs,
+      run: () => this.purge(),
+      logger: this.logger,
+      failure: 'idempotency key purge failed; retrying next interval',
+    });
+  }
 
   onApplicationBootstrap(): void {
-    if (this.config.role === 'api') return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.purge()
-        .catch((error: unknown) => this.logger.warn({ err: error }, 'idempotency key purge failed; retrying next interval'))
-        .finally(() => (this.running = null));
-    }, this.config.maintenance.idempotencyPurgeIntervalMs);
-    this.timer.unref();
+    if (this.config.role !== 'api') this.schedule.start();
   }
 
   /**
    * Deletes keys past their window, batch after batch, until none is left. Returns how many went,
    * or null when another process holds the purge lock (it is purging already).
    */
-  async purge(): Promise<number | null> {
+  purge(): Promise<number | null> {
     const batchSize = this.config.maintenance.purgeBatchSize;
-    let deleted = 0;
-    for (;;) {
-      const batch = await this.em.fork().transactional(async (em) => {
-        const [{ locked }] = await em.execute<Array<{ locked: boolean }>>('select pg_try_advisory_xact_lock(?) as locked', [PURGE_LOCK]);
-        if (!locked) return null;
-        const rows = await em.execute(
+    return withAdvisoryLock(this.em, PURGE_LOCK, async () => {
+      let deleted = 0;
+      for (;;) {
+        const rows = await this.em.fork().execute(
           `delete from "idempotency_key" where ctid in (
              select ctid from "idempotency_key" where "created_at" < now() - make_interval(hours => ?) limit ?)
            returning 1`,
           [IDEMPOTENCY_WINDOW_HOURS, batchSize],
         );
-        return rows.length;
-      });
-      if (batch === null) return deleted === 0 ? null : deleted;
-      deleted += batch;
-      if (batch < batchSize) return deleted;
-    }
+        deleted += rows.length;
+        if (rows.length < batchSize) return deleted;
+      }
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+    await this.schedule.stop();
   }
 }

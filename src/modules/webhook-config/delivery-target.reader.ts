@@ -1,5 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
 import type { PgResult } from '../../database/raw-sql';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
@@ -10,7 +11,7 @@ import { openSecret } from './secret-box';
  * subscribed types, the contract filter, the enabled switch and the shared secret already opened.
  * `secretError` says why a stored secret could not be opened (wrong key, altered value): the
  * worker then ends the webhook failed with that reason rather than retrying something that can
- * never succeed. The default endpoint (the seed's configuration) has the organization's id.
+ * never succeed. The default endpoint (the one `/webhook-config` shows) has the organization's id.
  */
 export interface DeliveryTarget {
   organizationId: string;
@@ -46,15 +47,14 @@ interface EndpointRow {
 const SECRET_CACHE_MAX = 1000;
 
 /**
- * The one mapping from stored endpoints (the default's webhook_config row and the
- * webhook_endpoint rows) to delivery targets. Rows are read fresh on every call (one statement
- * for any number of organizations), so a change applies to the very next webhook; only the
- * decryption of a sealed value is cached, keyed by the sealed value itself. An organization
- * without a configuration row has the default's defaults: disabled, nothing configured.
+ * The one mapping from stored endpoints to delivery targets. Rows are read fresh on every call
+ * (one statement for any number of organizations), so a change applies to the very next webhook;
+ * only the decryption of a sealed value is cached, keyed by the sealed value itself. A default
+ * endpoint without a row yet is disabled with nothing configured.
  */
 @Injectable()
 export class DeliveryTargetReader {
-  private readonly secrets = new Map<string, string>();
+  private readonly secrets = new LRUCache<string, string>({ max: SECRET_CACHE_MAX });
 
   constructor(
     private readonly em: EntityManager,
@@ -67,16 +67,11 @@ export class DeliveryTargetReader {
     const out = new Map<string, DeliveryTarget[]>();
     if (unique.length === 0) return out;
     const result = await this.em.getKnex().raw<PgResult<EndpointRow>>(
-      `select organization_id as endpoint_id, organization_id, true as is_default, url, enabled, webhook_types,
-              null::text[] as contract_addresses, shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at,
-              updated_at
-         from webhook_config where organization_id = any(?::uuid[])
-       union all
-       select id, organization_id, false, url, enabled, webhook_types,
-              contract_addresses, shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at, updated_at
+      `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses,
+              shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at, updated_at
          from webhook_endpoint where organization_id = any(?::uuid[])
-       order by 2, 3 desc, 1`,
-      [unique, unique],
+        order by organization_id, is_default desc, id`,
+      [unique],
     );
     for (const id of unique) out.set(id, []);
     for (const row of result.rows) (out.get(row.organization_id) as DeliveryTarget[]).push(this.toTarget(row));
@@ -84,7 +79,7 @@ export class DeliveryTargetReader {
     return out;
   }
 
-  /** The organization's default endpoint (the seed's webhook configuration). */
+  /** The organization's default endpoint. */
   async target(organizationId: string): Promise<DeliveryTarget> {
     return ((await this.endpoints([organizationId])).get(organizationId) as DeliveryTarget[])[0];
   }
@@ -142,7 +137,6 @@ export class DeliveryTargetReader {
     let plain = this.secrets.get(cacheKey);
     if (plain === undefined) {
       plain = openSecret(sealed, this.config.secretsEncryptionKey, organizationId);
-      if (this.secrets.size >= SECRET_CACHE_MAX) this.secrets.clear();
       this.secrets.set(cacheKey, plain);
     }
     return plain;

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Periodic } from '../../common/scheduling/periodic';
 import { AppConfig } from '../../config/app-config';
-import { WebhookConfigService } from './webhook-config.service';
+import { WebhookEndpointsService } from './webhook-endpoints.service';
 
 /**
  * Erases rotated-out secrets once their window has closed, so a secret nobody should sign with
@@ -12,34 +13,28 @@ import { WebhookConfigService } from './webhook-config.service';
 @Injectable()
 export class PreviousSecretCleanup implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('PreviousSecretCleanup');
-  private timer: NodeJS.Timeout | null = null;
-  private running = false;
+  private readonly schedule: Periodic;
 
   constructor(
-    private readonly webhookConfig: WebhookConfigService,
+    private readonly endpoints: WebhookEndpointsService,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.schedule = new Periodic({
+      intervalMs: config.webhook.secretCleanupIntervalMs,
+      run: async () => {
+        const erased = await this.endpoints.eraseExpiredPreviousSecrets();
+        if (erased > 0) this.logger.log({ erased }, 'erased expired previous webhook secrets');
+      },
+      logger: this.logger,
+      failure: 'erasing expired previous webhook secrets failed',
+    });
+  }
 
   onApplicationBootstrap(): void {
-    if (this.config.role === 'api') return;
-    this.timer = setInterval(() => void this.run(), this.config.webhook.secretCleanupIntervalMs);
-    this.timer.unref();
+    if (this.config.role !== 'api') this.schedule.start();
   }
 
-  private async run(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      const erased = await this.webhookConfig.eraseExpiredPreviousSecrets();
-      if (erased > 0) this.logger.log({ erased }, 'erased expired previous webhook secrets');
-    } catch (error) {
-      this.logger.warn({ err: error }, 'erasing expired previous webhook secrets failed');
-    } finally {
-      this.running = false;
-    }
-  }
-
-  onApplicationShutdown(): void {
-    if (this.timer) clearInterval(this.timer);
+  onApplicationShutdown(): Promise<void> {
+    return this.schedule.stop();
   }
 }

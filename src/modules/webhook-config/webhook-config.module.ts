@@ -4,16 +4,16 @@ import { AuditModule } from '../audit/audit.module';
 import { DeliveryTargetReader } from './delivery-target.reader';
 import { PreviousSecretCleanup } from './previous-secret-cleanup.service';
 import { WebhookConfigController } from './webhook-config.controller';
-import { WebhookConfig } from './webhook-config.entity';
 import { WebhookConfigService } from './webhook-config.service';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
 
+/** Owns the webhook endpoints (the default one included), their secrets and who they are sent to. */
 @Module({
-  imports: [MikroOrmModule.forFeature([WebhookConfig, WebhookEndpoint]), AuditModule],
+  imports: [MikroOrmModule.forFeature([WebhookEndpoint]), AuditModule],
   controllers: [WebhookConfigController, WebhookEndpointsController],
   providers: [WebhookConfigService, WebhookEndpointsService, DeliveryTargetReader, PreviousSecretCleanup],
-  exports: [WebhookConfigService, WebhookEndpointsService, DeliveryTargetReader],
+  exports: [WebhookEndpointsService, DeliveryTargetReader],
 })
 export class WebhookConfigModule {}

@@ -1,32 +1,6 @@
+/** Rules every endpoint shares: its subscribed types, who switched it off, and its signing secrets. */
 import { formatUtc } from '../../common/time';
 import { WEBHOOK_TYPES, WebhookType } from '../domain-events/domain-event.catalogue';
-
-/** The fields of the configuration as the audit log compares them; the secret only as a token. */
-export interface WebhookConfigState {
-  url: string | null;
-  enabled: boolean;
-  webhookTypes: WebhookType[];
-  /** Any value standing for the secret (never the secret itself), or null when there is none. */
-  sharedSecret: string | null;
-  /** Why the service switched the endpoint off ("failing"); null otherwise. */
-  disabledReason: string | null;
-}
-
-export interface WebhookConfigPatch {
-  url?: string | null;
-  enabled?: boolean;
-  /** Already sealed: the clear secret never reaches these rules. */
-  sharedSecret?: string | null;
-  webhookTypes?: WebhookType[];
-}
-
-export const DEFAULT_WEBHOOK_CONFIG: WebhookConfigState = Object.freeze({
-  url: null,
-  enabled: false,
-  webhookTypes: [],
-  sharedSecret: null,
-  disabledReason: null,
-});
 
 /** What the service writes in `disabledReason` when it switches a failing endpoint off. */
 export const FAILING_DISABLED_REASON = 'failing';
@@ -48,34 +22,7 @@ export function normalizeWebhookTypes(types: readonly WebhookType[]): WebhookTyp
   return WEBHOOK_TYPES.filter((type) => types.includes(type));
 }
 
-/** The state after a PATCH: fields left out keep their value, null clears url and secret. */
-export function applyWebhookConfigPatch(state: WebhookConfigState, patch: WebhookConfigPatch): WebhookConfigState {
-  return {
-    url: patch.url !== undefined ? patch.url : state.url,
-    enabled: patch.enabled ?? state.enabled,
-    webhookTypes: patch.webhookTypes !== undefined ? normalizeWebhookTypes(patch.webhookTypes) : [...state.webhookTypes],
-    sharedSecret: patch.sharedSecret !== undefined ? patch.sharedSecret : state.sharedSecret,
-    disabledReason: disabledReasonAfter(state.disabledReason, patch.enabled),
-  };
-}
-
-/**
- * What an enabled configuration still lacks to sign and send a webhook; empty when complete or
- * disabled (a disabled configuration may be saved half-done).
- */
-export function missingForEnabled(state: WebhookConfigState): Array<'url' | 'sharedSecret'> {
-  if (!state.enabled) return [];
-  const missing: Array<'url' | 'sharedSecret'> = [];
-  if (state.url === null) missing.push('url');
-  if (state.sharedSecret === null) missing.push('sharedSecret');
-  return missing;
-}
-
-export function isEmptyPatch(patch: WebhookConfigPatch): boolean {
-  return (Object.keys(patch) as Array<keyof WebhookConfigPatch>).every((key) => patch[key] === undefined);
-}
-
-/** How long a rotated-out secret keeps signing when the request does not say (contract section 11). */
+/** How long a rotated-out secret keeps signing when the request does not say (see README.md, "Rotating the shared secret"). */
 export const DEFAULT_PREVIOUS_SECRET_VALID_SECONDS = 86_400;
 /** The longest overlap a rotation may ask for: seven days. */
 export const MAX_PREVIOUS_SECRET_VALID_SECONDS = 604_800;
@@ -130,7 +77,7 @@ export function livePreviousSecretExpiry(
   return slots.previousSecretExpiresAt.getTime() > now.getTime() ? slots.previousSecretExpiresAt : null;
 }
 
-/** The slots as the audit log shows them (pass SECRET_SLOT_FIELDS to diffForAudit): secrets only as "[redacted]", the expiry in the contract's format. */
+/** The slots as the audit log shows them (pass SECRET_SLOT_FIELDS to diffForAudit): secrets only as "[redacted]", the expiry in the API's UTC format. */
 export function auditedSlots(slots: SecretSlots): Record<string, unknown> {
   return {
     sharedSecret: slots.sharedSecret,

@@ -5,8 +5,10 @@ import { Organization } from '../organizations/organization.entity';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
 
 /**
- * A receiver an organization added beside its default endpoint (the seed's webhook_config row,
- * whose endpoint id is the organization's id). Each has its own url, secret, types and filter.
+ * A receiver of an organization's webhooks: its url, secret, types and contract filter. Every
+ * organization has one default endpoint (`isDefault`, id = the organization's id, the one
+ * `/webhook-config` shows): until its first change it has no row and reads as disabled with
+ * nothing configured. Only the default may lack a url or a secret, and only while disabled.
  */
 @Entity({ tableName: 'webhook_endpoint', repository: () => WebhookEndpointRepository })
 export class WebhookEndpoint {
@@ -18,8 +20,11 @@ export class WebhookEndpoint {
   @ManyToOne(() => Organization, { mapToPk: true, fieldName: 'organization_id', deleteRule: 'cascade' })
   organizationId: string;
 
-  @Property({ type: 'text' })
-  url: string;
+  @Property({ type: 'boolean' })
+  isDefault: boolean = false;
+
+  @Property({ type: 'text', nullable: true })
+  url: string | null;
 
   @Property({ type: 'text', nullable: true })
   description: string | null = null;
@@ -34,13 +39,15 @@ export class WebhookEndpoint {
   @Property({ type: 'text[]', nullable: true })
   contractAddresses: string[] | null = null;
 
-  /** AES-256-GCM sealed with the organization id as context (see secret-box.ts). */
-  @Property({ type: 'text', hidden: true })
-  sharedSecretSealed: string;
+  /** AES-256-GCM sealed with the organization id as context (see secret-box.ts); opened only to sign. */
+  @Property({ type: 'text', nullable: true, hidden: true })
+  sharedSecretSealed: string | null;
 
+  /** The secret a rotation replaced, sealed like the current one; it signs too until it expires. */
   @Property({ type: 'text', nullable: true, hidden: true })
   previousSharedSecretSealed: string | null = null;
 
+  /** When the previous secret stops signing; null when there is none. */
   @Property({ type: 'timestamptz', length: 6, nullable: true })
   previousSecretExpiresAt: Date | null = null;
 

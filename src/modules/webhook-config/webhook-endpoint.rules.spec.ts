@@ -4,14 +4,16 @@ import { SECRET_SLOT_FIELDS } from './webhook-config.rules';
 import {
   applyEndpointPatch,
   auditedEndpoint,
-  defaultEndpointView,
   endpointLimitReached,
   endpointPagePlan,
   endpointView,
   isDefaultEndpoint,
+  isEmptyPatch,
+  missingForEnabled,
   newEndpointState,
   parseContractAddressFilter,
   StoredEndpoint,
+  unconfiguredDefault,
   WebhookEndpointState,
 } from './webhook-endpoint.rules';
 
@@ -95,6 +97,11 @@ describe('webhook endpoint rules', () => {
   });
 
   describe('a PATCH', () => {
+    it('clears the url with null (the default endpoint, while disabled)', () => {
+      expect(applyEndpointPatch(state, { url: null }).url).toBeNull();
+      expect(applyEndpointPatch(state, { url: undefined }).url).toBe(state.url);
+    });
+
     it('keeps the fields it leaves out', () => {
       expect(applyEndpointPatch(state, {})).toEqual(state);
       expect(applyEndpointPatch(state, { url: 'https://example.com/other' })).toEqual({ ...state, url: 'https://example.com/other' });
@@ -124,6 +131,7 @@ describe('webhook endpoint rules', () => {
   describe('views', () => {
     const row: StoredEndpoint = {
       id: ENDPOINT,
+      isDefault: false,
       ...state,
       contractAddresses: [LOWER],
       sharedSecretSealed: 'sealed-a',
@@ -153,24 +161,9 @@ describe('webhook endpoint rules', () => {
       expect(endpointView(row, new Date('2026-11-25T00:00:00Z')).previousSecretExpiresAt).toBeNull();
     });
 
-    it('shows the default endpoint as the configuration, without description or filter, created with the organization', () => {
+    it('shows a default endpoint never changed as disabled, without url, secret, description or filter, created with the organization', () => {
       const createdAt = new Date('2026-11-01T00:00:00Z');
-      const updatedAt = new Date('2026-11-02T00:00:00Z');
-      expect(
-        defaultEndpointView(
-          ORG,
-          {
-            url: null,
-            enabled: false,
-            webhookTypes: [],
-            hasSharedSecret: false,
-            previousSecretExpiresAt: null,
-            disabledReason: 'failing',
-            updatedAt,
-          },
-          createdAt,
-        ),
-      ).toEqual({
+      expect(endpointView(unconfiguredDefault(ORG, createdAt), new Date())).toEqual({
         id: ORG,
         isDefault: true,
         url: null,
@@ -180,10 +173,27 @@ describe('webhook endpoint rules', () => {
         contractAddresses: null,
         hasSharedSecret: false,
         previousSecretExpiresAt: null,
-        disabledReason: 'failing',
+        disabledReason: null,
         createdAt,
-        updatedAt,
+        updatedAt: createdAt,
       });
+    });
+  });
+
+  describe('completeness', () => {
+    it('lists what an enabled endpoint lacks, and nothing while disabled', () => {
+      expect(missingForEnabled(state, 'sealed')).toEqual([]);
+      expect(missingForEnabled({ ...state, url: null }, 'sealed')).toEqual(['url']);
+      expect(missingForEnabled(state, null)).toEqual(['sharedSecret']);
+      expect(missingForEnabled({ enabled: true, url: null }, null)).toEqual(['url', 'sharedSecret']);
+      expect(missingForEnabled({ enabled: false, url: null }, null)).toEqual([]);
+    });
+
+    it('tells an empty patch apart', () => {
+      expect(isEmptyPatch({})).toBe(true);
+      expect(isEmptyPatch({ url: undefined })).toBe(true);
+      expect(isEmptyPatch({ url: null })).toBe(false);
+      expect(isEmptyPatch({ enabled: false })).toBe(false);
     });
   });
 

@@ -3,14 +3,15 @@ import { normalizeAddress, toChecksumAddress } from '../../common/evm-address';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { auditedSlots, disabledReasonAfter, livePreviousSecretExpiry, normalizeWebhookTypes, SecretSlots } from './webhook-config.rules';
 
-/** Endpoints an organization may have, its default endpoint included (CONTRACT.md section 12). */
+/** Endpoints an organization may have, its default endpoint included (README.md, "Webhook endpoints"). */
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
 export const MAX_ENDPOINT_DESCRIPTION_LENGTH = 500;
 export const MAX_FILTER_CONTRACT_ADDRESSES = 1000;
 
-/** What an endpoint other than the default is, as the rules and the audit log compare it. */
+/** What an endpoint is, as the rules and the audit log compare it (its secrets are in SecretSlots). */
 export interface WebhookEndpointState {
-  url: string;
+  /** Null only on a default endpoint not configured yet (or cleared while disabled). */
+  url: string | null;
   description: string | null;
   enabled: boolean;
   webhookTypes: WebhookType[];
@@ -21,7 +22,8 @@ export interface WebhookEndpointState {
 
 /** A PATCH of an endpoint, already parsed: addresses lowercase, the secret (if any) sealed elsewhere. */
 export interface WebhookEndpointPatch {
-  url?: string;
+  /** Null clears it (only the default endpoint's request format allows that). */
+  url?: string | null;
   description?: string | null;
   enabled?: boolean;
   webhookTypes?: WebhookType[];
@@ -46,7 +48,10 @@ export interface WebhookEndpointView {
   updatedAt: Date;
 }
 
-/** The organization's default endpoint (the seed's webhook configuration) has the organization's id. */
+/**
+ * The organization's default endpoint (the one `/webhook-config` shows) has the organization's id:
+ * the one place that asks, for the ids a request names before any row is read.
+ */
 export function isDefaultEndpoint(endpointId: string, organizationId: string): boolean {
   return endpointId.toLowerCase() === organizationId.toLowerCase();
 }
@@ -114,7 +119,7 @@ export function newEndpointState(input: {
 /** The state after a PATCH: fields left out keep their value; setting `enabled` clears the service's reason. */
 export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEndpointPatch): WebhookEndpointState {
   return {
-    url: patch.url ?? state.url,
+    url: patch.url !== undefined ? patch.url : state.url,
     description: patch.description !== undefined ? patch.description : state.description,
     enabled: patch.enabled ?? state.enabled,
     webhookTypes: patch.webhookTypes !== undefined ? normalizeWebhookTypes(patch.webhookTypes) : [...state.webhookTypes],
@@ -123,15 +128,36 @@ export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEn
   };
 }
 
+/**
+ * What an enabled endpoint still lacks to sign and send a webhook; empty when complete or
+ * disabled (a disabled default endpoint may be saved half-done; the others are always complete).
+ */
+export function missingForEnabled(
+  state: Pick<WebhookEndpointState, 'enabled' | 'url'>,
+  sharedSecret: string | null,
+): Array<'url' | 'sharedSecret'> {
+  if (!state.enabled) return [];
+  const missing: Array<'url' | 'sharedSecret'> = [];
+  if (state.url === null) missing.push('url');
+  if (sharedSecret === null) missing.push('sharedSecret');
+  return missing;
+}
+
+/** Whether a request changes nothing (every field left out). */
+export function isEmptyPatch(patch: object): boolean {
+  return Object.values(patch).every((value) => value === undefined);
+}
+
 /** An endpoint row as the rules read it (the entity's own fields; no ORM needed). */
 export interface StoredEndpoint {
   id: string;
-  url: string;
+  isDefault: boolean;
+  url: string | null;
   description: string | null;
   enabled: boolean;
   webhookTypes: WebhookType[];
   contractAddresses: string[] | null;
-  sharedSecretSealed: string;
+  sharedSecretSealed: string | null;
   previousSharedSecretSealed: string | null;
   previousSecretExpiresAt: Date | null;
   disabledReason: string | null;
@@ -161,13 +187,13 @@ export function endpointSlots(row: StoredEndpoint): SecretSlots {
 export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointView {
   return {
     id: row.id,
-    isDefault: false,
+    isDefault: row.isDefault,
     url: row.url,
     description: row.description,
     enabled: row.enabled,
     webhookTypes: [...row.webhookTypes],
     contractAddresses: copy(row.contractAddresses),
-    hasSharedSecret: true,
+    hasSharedSecret: row.sharedSecretSealed !== null,
     previousSecretExpiresAt: livePreviousSecretExpiry(endpointSlots(row), now),
     disabledReason: row.disabledReason,
     createdAt: row.createdAt,
@@ -175,33 +201,25 @@ export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointVie
   };
 }
 
-/** The default endpoint is exactly the seed's configuration: no description, no filter. */
-export function defaultEndpointView(
-  organizationId: string,
-  config: {
-    url: string | null;
-    enabled: boolean;
-    webhookTypes: WebhookType[];
-    hasSharedSecret: boolean;
-    previousSecretExpiresAt: Date | null;
-    disabledReason: string | null;
-    updatedAt: Date;
-  },
-  organizationCreatedAt: Date,
-): WebhookEndpointView {
+/**
+ * The default endpoint of an organization that never changed it (it has no row yet): disabled,
+ * nothing configured, created and last changed when the organization was.
+ */
+export function unconfiguredDefault(organizationId: string, organizationCreatedAt: Date): StoredEndpoint {
   return {
     id: organizationId,
     isDefault: true,
-    url: config.url,
+    url: null,
     description: null,
-    enabled: config.enabled,
-    webhookTypes: [...config.webhookTypes],
+    enabled: false,
+    webhookTypes: [],
     contractAddresses: null,
-    hasSharedSecret: config.hasSharedSecret,
-    previousSecretExpiresAt: config.previousSecretExpiresAt,
-    disabledReason: config.disabledReason,
+    sharedSecretSealed: null,
+    previousSharedSecretSealed: null,
+    previousSecretExpiresAt: null,
+    disabledReason: null,
     createdAt: organizationCreatedAt,
-    updatedAt: config.updatedAt,
+    updatedAt: organizationCreatedAt,
   };
 }
 
@@ -223,7 +241,7 @@ export function endpointPagePlan(
 
 /**
  * The endpoint as its audit entries show it (pass SECRET_SLOT_FIELDS to diffForAudit): addresses
- * in EIP-55 form, secrets only as "[redacted]", the previous secret's expiry in the contract's format.
+ * in EIP-55 form, secrets only as "[redacted]", the previous secret's expiry in the API's UTC format.
  */
 export function auditedEndpoint(state: WebhookEndpointState, slots: SecretSlots): Record<string, unknown> {
   return {

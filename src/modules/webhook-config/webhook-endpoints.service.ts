@@ -1,45 +1,53 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import type { RequestMeta } from '../../common/auth/current-principal.decorator';
-import { DomainError, notFound, unprocessable } from '../../common/errors/domain-error';
+import { DomainError, notFound, unprocessable, validationFailed } from '../../common/errors/domain-error';
+import { checkWebhookUrl, resolveWebhookHost, WebhookHostError, webhookUrlHostname, WebhookUrlPolicy } from '../../common/net/url-policy';
 import { decodePageKey, encodePageKey } from '../../common/pagination/page-key';
 import { Page, toPage } from '../../common/pagination/page-query.dto';
 import { AppConfig } from '../../config/app-config';
-import { diffForAudit } from '../audit/audit.rules';
-import { AuditActor, AuditService } from '../audit/audit.service';
+import type { ResealReport } from '../../database/sealed-columns';
+import { AuditChanges, diffForAudit } from '../audit/audit.rules';
+import { AuditActor, AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
+import { Organization } from '../organizations/organization.entity';
 import { sealSecret } from './secret-box';
-import { WebhookConfig } from './webhook-config.entity';
 import {
   DEFAULT_PREVIOUS_SECRET_VALID_SECONDS,
+  FAILING_DISABLED_REASON,
   replaceSecretSlots,
   rotateSecretSlots,
   SECRET_SLOT_FIELDS,
   SecretSlots,
 } from './webhook-config.rules';
-import { generateSharedSecret, SecretRotation, WebhookConfigService } from './webhook-config.service';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
 import {
   applyEndpointPatch,
   auditedEndpoint,
-  defaultEndpointView,
   endpointLimitReached,
   endpointPagePlan,
   endpointSlots,
   endpointState,
   endpointView,
   isDefaultEndpoint,
+  isEmptyPatch,
   MAX_ENDPOINTS_PER_ORGANIZATION,
+  missingForEnabled,
   newEndpointState,
   parseContractAddressFilter,
+  StoredEndpoint,
+  unconfiguredDefault,
   WebhookEndpointView,
 } from './webhook-endpoint.rules';
 
 export interface WebhookEndpointInput {
-  url?: string;
+  /** Null clears it; only the default endpoint's request format (PATCH webhook-config) lets it through. */
+  url?: string | null;
   webhookTypes?: WebhookType[];
-  sharedSecret?: string;
+  /** Null removes it; only the default endpoint's request format lets it through. */
+  sharedSecret?: string | null;
   enabled?: boolean;
   description?: string | null;
   filters?: { contractAddresses?: readonly unknown[] | null } | null;
@@ -51,22 +59,50 @@ export interface CreatedEndpoint {
   sharedSecret?: string;
 }
 
-const CREATE_ACTION = 'webhookEndpoint.create';
-const UPDATE_ACTION = 'webhookEndpoint.update';
-const DELETE_ACTION = 'webhookEndpoint.delete';
-const ROTATE_ACTION = 'webhookEndpoint.rotateSecret';
+export interface SecretRotation {
+  /** The new secret in clear when the service generated it (shown once); absent when given. */
+  sharedSecret?: string;
+  previousSecretExpiresAt: Date;
+}
+
+/** One endpoint of one organization; the default endpoint's id is the organization's. */
+export interface EndpointRef {
+  organizationId: string;
+  endpointId: string;
+}
+
+/** Bytes of entropy in a generated secret (base64url: 43 characters). */
+const GENERATED_SECRET_BYTES = 32;
+
+/** A new shared secret for an integrator who did not choose one: 32 random bytes, base64url. */
+export function generateSharedSecret(): string {
+  return randomBytes(GENERATED_SECRET_BYTES).toString('base64url');
+}
+
+/** The audit action of an endpoint the service switched off because it keeps failing. */
+export const AUTO_DISABLE_ACTION = 'webhookEndpoint.autoDisable';
 
 /**
- * The organization's webhook endpoints (CONTRACT.md section 12). The default endpoint is the
- * webhook configuration itself, so everything about it goes through WebhookConfigService and its
- * rules; the others live in webhook_endpoint, each with its own url, secret, types and filter.
+ * The audit entry of a change to an endpoint. The default endpoint's keep the names they had
+ * when it was the only one (`webhookConfig.*`, no endpoint id), so existing audit readers still
+ * find them.
+ */
+function auditOf(row: StoredEndpoint, verb: 'update' | 'rotateSecret' | 'create' | 'delete', changes: AuditChanges) {
+  if (row.isDefault) return { action: `webhookConfig.${verb}`, changes };
+  const endpointId = { from: verb === 'create' ? null : row.id, to: verb === 'delete' ? null : row.id };
+  return { action: `webhookEndpoint.${verb}`, changes: { endpointId, ...changes } };
+}
+
+/**
+ * The organization's webhook endpoints (README.md, "Webhook endpoints"): the default one and the
+ * others are rows of one table under one set of rules; `/webhook-config` is a view of the default
+ * (see WebhookConfigService). Owns the secrets at rest, their cleanup and auto-disable.
  */
 @Injectable()
 export class WebhookEndpointsService {
   constructor(
     private readonly em: EntityManager,
     private readonly endpoints: WebhookEndpointRepository,
-    private readonly webhookConfig: WebhookConfigService,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
   ) {}
@@ -75,43 +111,39 @@ export class WebhookEndpointsService {
   async list(organizationId: string, pageSize: number, pageKey?: string): Promise<Page<WebhookEndpointView>> {
     const lastServed = pageKey ? (decodePageKey(pageKey, ['uuid'])[0] as string) : null;
     const plan = endpointPagePlan(organizationId, lastServed, pageSize);
-    const views: WebhookEndpointView[] = plan.includeDefault ? [await this.defaultEndpoint(organizationId)] : [];
     const now = new Date();
-    for (const row of await this.endpoints.page(organizationId, plan.afterId, plan.othersLimit)) views.push(endpointView(row, now));
+    const views: WebhookEndpointView[] = plan.includeDefault ? [await this.get(organizationId, organizationId)] : [];
+    for (const row of await this.endpoints.pageOthers(organizationId, plan.afterId, plan.othersLimit)) views.push(endpointView(row, now));
     return toPage(views, pageSize, (last) => encodePageKey([last.id]));
   }
 
   async get(organizationId: string, endpointId: string): Promise<WebhookEndpointView> {
-    if (isDefaultEndpoint(endpointId, organizationId)) return this.defaultEndpoint(organizationId);
     const row = await this.endpoints.findOwned(organizationId, endpointId);
-    if (!row) throw endpointNotFound(endpointId);
-    return endpointView(row, new Date());
+    if (row) return endpointView(row, new Date());
+    if (!isDefaultEndpoint(endpointId, organizationId)) throw endpointNotFound(endpointId);
+    return endpointView(unconfiguredDefault(organizationId, await this.organizationCreatedAt(organizationId)), new Date());
   }
 
   /**
-   * Adds an endpoint. The organization's webhook configuration row is locked first, so concurrent
+   * Adds an endpoint. The organization's default endpoint is locked first, so concurrent
    * creations count one after the other and the limit holds exactly.
    */
   async create(organizationId: string, input: WebhookEndpointInput, actor: AuditActor, meta: RequestMeta): Promise<CreatedEndpoint> {
     const contractAddresses = parseContractAddressFilter(input.filters?.contractAddresses);
-    await this.webhookConfig.assertAcceptableUrl(input.url as string);
+    await this.assertAcceptableUrl(input.url as string);
     const generated = input.sharedSecret === undefined ? generateSharedSecret() : undefined;
-    const sealed = sealSecret(input.sharedSecret ?? (generated as string), this.config.secretsEncryptionKey, organizationId);
+    const sealed = this.seal(organizationId, input.sharedSecret ?? (generated as string));
 
     const endpoint = await this.em.transactional(async (em) => {
-      if (!(await em.getRepository(WebhookConfig).lockForChange(organizationId))) {
-        throw notFound('ORGANIZATION_NOT_FOUND', `Organization ${organizationId} does not exist.`);
-      }
       const endpoints = em.getRepository(WebhookEndpoint);
-      const others = await endpoints.countFor(organizationId);
-      if (endpointLimitReached(others)) {
+      if (!(await endpoints.lockForChange(organizationId, organizationId))) throw organizationNotFound(organizationId);
+      if (endpointLimitReached(await endpoints.countOthers(organizationId))) {
         throw unprocessable(
           'ENDPOINT_LIMIT_REACHED',
           `An organization has at most ${MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints, its default endpoint included; ` +
             'delete one before adding another.',
         );
       }
-      const now = new Date();
       const state = newEndpointState({
         url: input.url as string,
         description: input.description,
@@ -119,37 +151,20 @@ export class WebhookEndpointsService {
         webhookTypes: input.webhookTypes ?? [],
         contractAddresses,
       });
-      const row = new WebhookEndpoint({
-        organizationId,
-        url: state.url,
-        description: state.description,
-        enabled: state.enabled,
-        webhookTypes: state.webhookTypes,
-        contractAddresses: state.contractAddresses,
-        sharedSecretSealed: sealed,
-      });
-      row.createdAt = now;
-      row.updatedAt = now;
+      const row = new WebhookEndpoint({ organizationId, ...state, url: input.url as string, sharedSecretSealed: sealed });
+      row.createdAt = row.updatedAt = new Date();
       em.persist(row);
-      this.audit.record(em, {
-        organizationId,
-        action: CREATE_ACTION,
-        actor,
-        meta,
-        changes: {
-          endpointId: { from: null, to: row.id },
-          ...diffForAudit({}, auditedEndpoint(endpointState(row), endpointSlots(row)), SECRET_SLOT_FIELDS),
-        },
-      });
+      const entry = auditOf(row, 'create', diffForAudit({}, auditedEndpoint(endpointState(row), endpointSlots(row)), SECRET_SLOT_FIELDS));
+      this.audit.record(em, { organizationId, actor, meta, ...entry });
       return row;
     });
     return { endpoint: endpointView(endpoint, new Date()), ...(generated === undefined ? {} : { sharedSecret: generated }) };
   }
 
   /**
-   * Applies a PATCH. On the default endpoint this is the webhook configuration's PATCH (same
-   * rules, same code); description and filters do not exist there. Input is checked before any
-   * lock is taken (the hostname lookup may take a while).
+   * Applies a PATCH: fields left out keep their value, an empty one changes nothing. Input is
+   * checked before any lock is taken (the hostname lookup may take a while); completeness is
+   * judged under the row lock against the state the change produces.
    */
   async update(
     organizationId: string,
@@ -158,24 +173,14 @@ export class WebhookEndpointsService {
     actor: AuditActor,
     meta: RequestMeta,
   ): Promise<WebhookEndpointView> {
-    if (isDefaultEndpoint(endpointId, organizationId)) {
-      assertDefaultEndpointFields(input);
-      await this.webhookConfig.update(
-        organizationId,
-        { url: input.url, enabled: input.enabled, sharedSecret: input.sharedSecret, webhookTypes: input.webhookTypes },
-        actor,
-        meta,
-      );
-      return this.defaultEndpoint(organizationId);
-    }
-
+    if (isDefaultEndpoint(endpointId, organizationId)) assertDefaultEndpointFields(input);
     const contractAddresses = input.filters === undefined ? undefined : parseContractAddressFilter(input.filters?.contractAddresses);
-    if (input.url !== undefined) await this.webhookConfig.assertAcceptableUrl(input.url);
-    const sealedSecret =
-      input.sharedSecret === undefined ? undefined : sealSecret(input.sharedSecret, this.config.secretsEncryptionKey, organizationId);
+    if (isEmptyPatch(input)) return this.get(organizationId, endpointId);
+    if (typeof input.url === 'string') await this.assertAcceptableUrl(input.url);
+    const sealedSecret = typeof input.sharedSecret === 'string' ? this.seal(organizationId, input.sharedSecret) : input.sharedSecret;
 
     return this.em.transactional(async (em) => {
-      const row = await em.getRepository(WebhookEndpoint).lockOwned(organizationId, endpointId);
+      const row = await em.getRepository(WebhookEndpoint).lockForChange(organizationId, endpointId);
       if (!row) throw endpointNotFound(endpointId);
       const before = endpointState(row);
       const after = applyEndpointPatch(before, {
@@ -188,30 +193,21 @@ export class WebhookEndpointsService {
       // A secret set by PATCH replaces the old one at once: any rotation's previous secret goes too.
       const slotsBefore = endpointSlots(row);
       const slotsAfter = sealedSecret !== undefined ? replaceSecretSlots(sealedSecret) : slotsBefore;
+      assertComplete(after, slotsAfter);
+      // A new secret always counts as a change (the sealed values differ), and is shown only as redacted.
       const changes = diffForAudit(auditedEndpoint(before, slotsBefore), auditedEndpoint(after, slotsAfter), SECRET_SLOT_FIELDS);
       const now = new Date();
       if (Object.keys(changes).length === 0) return endpointView(row, now);
 
-      row.url = after.url;
-      row.description = after.description;
-      row.enabled = after.enabled;
-      row.webhookTypes = after.webhookTypes;
-      row.contractAddresses = after.contractAddresses;
-      row.disabledReason = after.disabledReason;
+      Object.assign(row, after);
       assignSlots(row, slotsAfter);
       row.updatedAt = now;
-      this.audit.record(em, {
-        organizationId,
-        action: UPDATE_ACTION,
-        actor,
-        meta,
-        changes: { endpointId: { from: row.id, to: row.id }, ...changes },
-      });
+      this.audit.record(em, { organizationId, actor, meta, ...auditOf(row, 'update', changes) });
       return endpointView(row, now);
     });
   }
 
-  /** Deletes an endpoint other than the default one (which is the webhook configuration). */
+  /** Deletes an endpoint other than the default one (disable that one instead). */
   async delete(organizationId: string, endpointId: string, actor: AuditActor, meta: RequestMeta): Promise<void> {
     if (isDefaultEndpoint(endpointId, organizationId)) {
       throw unprocessable(
@@ -220,24 +216,19 @@ export class WebhookEndpointsService {
       );
     }
     await this.em.transactional(async (em) => {
-      const endpoints = em.getRepository(WebhookEndpoint);
-      const row = await endpoints.lockOwned(organizationId, endpointId);
+      const row = await em.getRepository(WebhookEndpoint).lockForChange(organizationId, endpointId);
       if (!row) throw endpointNotFound(endpointId);
       const changes = diffForAudit(auditedEndpoint(endpointState(row), endpointSlots(row)), {}, SECRET_SLOT_FIELDS);
       em.remove(row);
-      this.audit.record(em, {
-        organizationId,
-        action: DELETE_ACTION,
-        actor,
-        meta,
-        changes: { endpointId: { from: row.id, to: null }, ...changes },
-      });
+      this.audit.record(em, { organizationId, actor, meta, ...auditOf(row, 'delete', changes) });
     });
   }
 
   /**
-   * Rotates an endpoint's secret with an overlap (CONTRACT.md section 11); on the default endpoint,
-   * exactly the webhook configuration's rotation.
+   * Replaces the shared secret while the old one keeps signing beside it for
+   * `previousSecretValidSeconds` (README.md, "Rotating the shared secret"), so receivers can
+   * switch at their own pace without an unverifiable webhook. Without `sharedSecret` one is
+   * generated (32 random bytes, base64url) and returned once.
    */
   async rotateSecret(
     organizationId: string,
@@ -246,38 +237,117 @@ export class WebhookEndpointsService {
     actor: AuditActor,
     meta: RequestMeta,
   ): Promise<SecretRotation> {
-    if (isDefaultEndpoint(endpointId, organizationId)) return this.webhookConfig.rotateSecret(organizationId, input, actor, meta);
-
     const generated = input.sharedSecret === undefined ? generateSharedSecret() : undefined;
-    const sealed = sealSecret(input.sharedSecret ?? (generated as string), this.config.secretsEncryptionKey, organizationId);
+    const sealed = this.seal(organizationId, input.sharedSecret ?? (generated as string));
     const validSeconds = input.previousSecretValidSeconds ?? DEFAULT_PREVIOUS_SECRET_VALID_SECONDS;
 
     return this.em.transactional(async (em) => {
-      const row = await em.getRepository(WebhookEndpoint).lockOwned(organizationId, endpointId);
+      const row = await em.getRepository(WebhookEndpoint).lockForChange(organizationId, endpointId);
       if (!row) throw endpointNotFound(endpointId);
       const now = new Date();
       const slotsBefore = endpointSlots(row);
       const rotation = rotateSecretSlots(slotsBefore, sealed, validSeconds, now);
-      // Every endpoint beside the default one has a secret from its creation on.
-      if (rotation === null) throw new Error(`webhook endpoint ${row.id} has no shared secret`);
+      // Only a default endpoint can be without a secret (the others get one when created).
+      if (rotation === null) {
+        throw new DomainError(
+          422,
+          'WEBHOOK_CONFIG_INCOMPLETE',
+          'There is no shared secret to rotate; set one with PATCH webhook-config first.',
+          [{ field: 'sharedSecret', message: 'is required before it can be rotated' }],
+        );
+      }
       const state = endpointState(row);
       const changes = diffForAudit(auditedEndpoint(state, slotsBefore), auditedEndpoint(state, rotation.slots), SECRET_SLOT_FIELDS);
       assignSlots(row, rotation.slots);
       row.updatedAt = now;
-      this.audit.record(em, {
-        organizationId,
-        action: ROTATE_ACTION,
-        actor,
-        meta,
-        changes: { endpointId: { from: row.id, to: row.id }, ...changes },
-      });
+      this.audit.record(em, { organizationId, actor, meta, ...auditOf(row, 'rotateSecret', changes) });
       return { ...(generated === undefined ? {} : { sharedSecret: generated }), previousSecretExpiresAt: rotation.previousSecretExpiresAt };
     });
   }
 
-  private async defaultEndpoint(organizationId: string): Promise<WebhookEndpointView> {
-    const createdAt = await this.webhookConfig.organizationCreatedAt(this.em, organizationId);
-    return defaultEndpointView(organizationId, await this.webhookConfig.get(organizationId), createdAt);
+  /**
+   * Erases every previous secret whose window has closed (delivery already ignores them from the
+   * expiry instant on; this removes them from storage). Returns how many were erased.
+   */
+  eraseExpiredPreviousSecrets(now = new Date()): Promise<number> {
+    // Runs on a timer, outside any request: its own EntityManager.
+    return this.em.fork().getRepository(WebhookEndpoint).erasePreviousSecretsExpiredBy(now);
+  }
+
+  /**
+   * Switches off, with `disabledReason: "failing"`, each given endpoint that is still enabled, and
+   * records each in the organization's audit log with the system as actor. Returns the endpoints
+   * it actually switched off: one already off, deleted, or not the organization's is left alone.
+   * Each endpoint is its own transaction, so a concurrent PATCH is judged before or after it, never lost.
+   */
+  async disableFailingEndpoints(endpoints: EndpointRef[], now: Date): Promise<EndpointRef[]> {
+    const disabled: EndpointRef[] = [];
+    const seen = new Set<string>();
+    for (const { organizationId, endpointId } of endpoints) {
+      const key = `${organizationId}/${endpointId}`.toLowerCase();
+      if (seen.has(key)) continue;
+      seen.add(key);
+      // Runs from a sweep, outside any request: its own EntityManager.
+      const done = await this.em.fork().transactional(async (em) => {
+        if (!(await em.getRepository(WebhookEndpoint).disableIfEnabled(organizationId, endpointId, FAILING_DISABLED_REASON, now)))
+          return false;
+        this.audit.record(em, {
+          organizationId,
+          action: AUTO_DISABLE_ACTION,
+          actor: SYSTEM_ACTOR,
+          meta: { requestId: null, ip: null },
+          changes: {
+            endpointId: { from: endpointId, to: endpointId },
+            enabled: { from: true, to: false },
+            disabledReason: { from: null, to: FAILING_DISABLED_REASON },
+          },
+        });
+        return true;
+      });
+      if (done) disabled.push({ organizationId, endpointId });
+    }
+    return disabled;
+  }
+
+  /**
+   * Re-seals this module's stored secrets with the current encryption key (`secrets:reseal`);
+   * safe while the service runs, and resumable.
+   */
+  resealSecrets(batchSize?: number): Promise<ResealReport[]> {
+    return this.em.fork().getRepository(WebhookEndpoint).resealSecrets(this.config.secretsEncryptionKey, batchSize);
+  }
+
+  /** The deployment's URL policy, for the delivery code's send-time check. */
+  get urlPolicy(): WebhookUrlPolicy {
+    const { allowHttp, allowPrivateNetworks, allowedPorts } = this.config.webhook;
+    return { allowHttp, allowPrivateNetworks, allowedPorts };
+  }
+
+  /**
+   * The deployment's URL policy for a webhook receiver (scheme, credentials, port, and what the
+   * hostname resolves to): a 400 naming `url` when refused. Every endpoint is held to it.
+   */
+  async assertAcceptableUrl(url: string): Promise<void> {
+    const policy = this.urlPolicy;
+    const reason = checkWebhookUrl(url, policy);
+    if (reason !== null) throw validationFailed([{ field: 'url', message: `url ${reason}` }]);
+    try {
+      await resolveWebhookHost(webhookUrlHostname(url), policy);
+    } catch (error) {
+      if (error instanceof WebhookHostError) throw validationFailed([{ field: 'url', message: `url ${error.message}` }]);
+      throw error;
+    }
+  }
+
+  private seal(organizationId: string, secret: string): string {
+    return sealSecret(secret, this.config.secretsEncryptionKey, organizationId);
+  }
+
+  /** When the organization was created (its default endpoint's creation time); 404 when it does not exist. */
+  private async organizationCreatedAt(organizationId: string): Promise<Date> {
+    const organization = await this.em.findOne(Organization, { id: organizationId }, { fields: ['createdAt'] });
+    if (!organization) throw organizationNotFound(organizationId);
+    return organization.createdAt;
   }
 }
 
@@ -285,7 +355,23 @@ function endpointNotFound(endpointId: string): DomainError {
   return notFound('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${endpointId} does not exist.`);
 }
 
-/** The default endpoint is exactly the seed's configuration: it has no description and no filter. */
+function organizationNotFound(organizationId: string): DomainError {
+  return notFound('ORGANIZATION_NOT_FOUND', `Organization ${organizationId} does not exist.`);
+}
+
+/** An enabled endpoint must be able to sign and send (only the default one can be otherwise, while disabled). */
+function assertComplete(state: { enabled: boolean; url: string | null }, slots: SecretSlots): void {
+  const missing = missingForEnabled(state, slots.sharedSecret);
+  if (missing.length === 0) return;
+  throw new DomainError(
+    422,
+    'WEBHOOK_CONFIG_INCOMPLETE',
+    `An enabled webhook configuration needs ${missing.join(' and ')}; set ${missing.length > 1 ? 'them' : 'it'} or keep it disabled.`,
+    missing.map((field) => ({ field, message: 'is required while the configuration is enabled' })),
+  );
+}
+
+/** The default endpoint is the webhook configuration: it has no description and no filter. */
 function assertDefaultEndpointFields(input: WebhookEndpointInput): void {
   const refused = (['description', 'filters'] as const).filter((field) => input[field] !== undefined);
   if (refused.length === 0) return;
@@ -299,8 +385,7 @@ function assertDefaultEndpointFields(input: WebhookEndpointInput): void {
 }
 
 function assignSlots(row: WebhookEndpoint, slots: SecretSlots): void {
-  // Endpoints beside the default one always keep a secret (rotation and PATCH both set one).
-  row.sharedSecretSealed = slots.sharedSecret as string;
+  row.sharedSecretSealed = slots.sharedSecret;
   row.previousSharedSecretSealed = slots.previousSharedSecret;
   row.previousSecretExpiresAt = slots.previousSecretExpiresAt;
 }

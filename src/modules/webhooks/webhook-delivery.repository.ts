@@ -1,7 +1,7 @@
 import { EntityRepository } from '@mikro-orm/postgresql';
 import { PgResult, queryRows } from '../../database/raw-sql';
 import type { Knex } from 'knex';
-import type { HealthChange } from './endpoint-health';
+import type { HealthChange } from './engine/endpoint-health';
 import type { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookAttempt } from './webhook-attempt.entity';
 
@@ -77,13 +77,25 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     return this.getEntityManager().getKnex();
   }
 
-  /** Newest first, keyset on the time-ordered id. */
-  page(organizationId: string, filter: { status?: DeliveryStatus; endpointId?: string }, before: string | null, limit: number) {
+  /**
+   * Newest first, keyset on the time-ordered id. Each filter has an index: status and endpoint
+   * (organization, status|endpoint, id), types (organization, type, id), the time window
+   * (organization, created_at).
+   */
+  page(
+    organizationId: string,
+    filter: { status?: DeliveryStatus; endpointId?: string; webhookTypes?: readonly string[]; since?: Date; until?: Date },
+    before: string | null,
+    limit: number,
+  ) {
+    const createdAt = { ...(filter.since ? { $gte: filter.since } : {}), ...(filter.until ? { $lt: filter.until } : {}) };
     return this.find(
       {
         organizationId,
         ...(filter.status ? { status: filter.status } : {}),
         ...(filter.endpointId ? { endpointId: filter.endpointId } : {}),
+        ...(filter.webhookTypes?.length ? { webhookType: { $in: [...filter.webhookTypes] } } : {}),
+        ...(filter.since || filter.until ? { createdAt } : {}),
         ...(before ? { id: { $lt: before } } : {}),
       },
       { orderBy: { id: 'desc' }, limit },
@@ -307,17 +319,23 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
 
   /**
    * Starts a fresh retry cycle, due now, for each of `ids` that is finished (a pending one is
-   * already on its way), on this repository's EntityManager (and so its transaction). Returns
-   * the ids restarted.
+   * already on its way, unless `evenIfPending`: a redelivery restarts its schedule too), on this
+   * repository's EntityManager (and so its transaction): the one way a replay or a redelivery
+   * sends a webhook again. Returns the ids restarted.
    */
-  async restartCycles(organizationId: string, ids: readonly string[], now: Date): Promise<string[]> {
+  async restartCycles(
+    organizationId: string,
+    ids: readonly string[],
+    now: Date,
+    options: { evenIfPending?: boolean } = {},
+  ): Promise<string[]> {
     if (ids.length === 0) return [];
     const rows = await queryRows<{ id: string }>(
       this.getEntityManager(),
       `update webhook_delivery set status = 'pending', cycle_start_attempt = attempt_count, next_attempt_at = ?
-        where organization_id = ? and id = any(?::uuid[]) and status <> 'pending'
+        where organization_id = ? and id = any(?::uuid[]) and (? or status <> 'pending')
         returning id`,
-      [now, organizationId, [...ids]],
+      [now, organizationId, [...ids], options.evenIfPending === true],
     );
     return rows.map((r) => r.id);
   }

@@ -1,25 +1,26 @@
+// The webhooks module owns webhook_delivery, webhook_attempt and webhook_endpoint_health, and its two Bull queues.
 import { MikroOrmModule } from '@mikro-orm/nestjs';
-import { BullModule, InjectQueue } from '@nestjs/bull';
+import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, Provider } from '@nestjs/common';
-import type { Queue } from 'bull';
+import { AppConfig } from '../../config/app-config';
 import { OrganizationSendLimiter } from '../../common/rate-limit/organization-send-limit';
 import { AuditModule } from '../audit/audit.module';
 import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { WebhookConfigModule } from '../webhook-config/webhook-config.module';
-import { OutboxRelay } from './outbox-relay.service';
+import { OutboxRelay } from './engine/outbox-relay.service';
 import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
-import { WebhookDeliveryService } from './webhook-delivery.service';
-import { registerOutboxLagSampler, registerQueueDepthSampler } from './webhook-metrics';
-import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
-import { WebhookReconciler } from './webhook-reconciler.service';
-import { WebhookStatsController } from './webhook-stats.controller';
-import { WebhookStatsReader } from './webhook-stats.reader';
-import { WebhookStatsService } from './webhook-stats.service';
-import { WebhookProcessor } from './webhook.processor';
-import { WebhooksController } from './webhooks.controller';
-import { WebhooksService } from './webhooks.service';
+import { WebhookDeliveryService } from './engine/webhook-delivery.service';
+import { registerOutboxLagSampler, registerQueueDepthSampler } from './engine/webhook-metrics';
+import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE, WebhookJobs, webhookQueueSettings } from './engine/webhook-jobs';
+import { WebhookReconciler } from './maintenance/webhook-reconciler.service';
+import { WebhookStatsController } from './stats/webhook-stats.controller';
+import { WebhookStatsReader } from './stats/webhook-stats.reader';
+import { WebhookStatsService } from './stats/webhook-stats.service';
+import { WebhookProcessor } from './engine/webhook.processor';
+import { WebhooksController } from './api/webhooks.controller';
+import { WebhooksService } from './api/webhooks.service';
 
 /** Feeds the queue-depth and outbox-lag gauges of /metrics from this process. */
 @Injectable()
@@ -27,20 +28,13 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
   private readonly unregister: (() => void)[] = [];
 
   constructor(
-    @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue,
-    @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue,
+    private readonly jobs: WebhookJobs,
     private readonly outbox: DomainEventOutbox,
   ) {}
 
   onApplicationBootstrap(): void {
     this.unregister.push(
-      registerQueueDepthSampler(async () => {
-        const [main, bulk] = await Promise.all([this.queue.getJobCounts(), this.bulkQueue.getJobCounts()]);
-        const counts: Record<string, number> = { ...main };
-        for (const [state, value] of Object.entries(bulk as unknown as Record<string, number>))
-          counts[state] = (counts[state] ?? 0) + value;
-        return counts;
-      }),
+      registerQueueDepthSampler(() => this.jobs.counts()),
       registerOutboxLagSampler(() => this.outbox.lagSeconds()),
     );
   }
@@ -59,7 +53,15 @@ export class WebhooksModule {
       module: WebhooksModule,
       imports: [
         MikroOrmModule.forFeature([WebhookDelivery, WebhookAttempt]),
-        BullModule.registerQueue({ name: WEBHOOK_QUEUE }, { name: WEBHOOK_BULK_QUEUE }),
+        // This module owns its queues' settings (locks, stalled jobs, the retry backoff); the root
+        // queue module only says where Redis is.
+        BullModule.registerQueueAsync(
+          ...[WEBHOOK_QUEUE, WEBHOOK_BULK_QUEUE].map((name) => ({
+            name,
+            inject: [AppConfig],
+            useFactory: (config: AppConfig) => ({ settings: webhookQueueSettings(config) }),
+          })),
+        ),
         DomainEventsModule,
         WebhookConfigModule,
         AuditModule,
@@ -67,6 +69,7 @@ export class WebhooksModule {
       // WebhookStatsController first: its `webhooks/stats` must be matched before `webhooks/:webhookId`.
       controllers: [WebhookStatsController, WebhooksController],
       providers: [
+        WebhookJobs,
         WebhooksService,
         OrganizationSendLimiter,
         WebhookStatsService,

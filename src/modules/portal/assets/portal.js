@@ -579,21 +579,25 @@
     const load = logLoads.start();
     try {
       const answer = /** @type {WebhookPage} */ (
-        await api('GET', `${ORG}/webhooks${query({ status: f.status, endpointId: f.endpointId, pageSize: f.pageSize, pageKey })}`)
+        await api(
+          'GET',
+          `${ORG}/webhooks${query({
+            status: f.status,
+            endpointId: f.endpointId,
+            webhookType: f.webhookType,
+            since: f.since ? utc(f.since) : '',
+            until: f.until ? utc(f.until) : '',
+            pageSize: f.pageSize,
+            pageKey,
+          })}`,
+        )
       );
       // An endpoint added since the list was read (elsewhere) is named, not shown as unknown.
       if (answer.webhooks.some((w) => !endpointById(w.endpointId))) await loadEndpoints();
       if (!logLoads.isLatest(load)) return;
       state.nextPageKey = answer.nextPageKey;
-      /** @type {WebhookSummary[]} */
-      const shown = answer.webhooks.filter((w) => {
-        if (f.webhookType && w.webhookType !== f.webhookType) return false;
-        const created = new Date(w.createdAtUtc);
-        if (f.since && created < f.since) return false;
-        if (f.until && created > f.until) return false;
-        return true;
-      });
-      renderLog(shown);
+      // Every filter is applied by the server, so each page is full and the page keys stay exact.
+      renderLog(answer.webhooks);
     } catch (error) {
       if (logLoads.isLatest(load)) say(`Could not load the delivery log: ${describe(error)}`, true);
     } finally {

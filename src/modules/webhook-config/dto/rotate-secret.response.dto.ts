@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { formatUtc } from '../../../common/time';
-import type { SecretRotation } from '../webhook-config.service';
+import type { SecretRotation } from '../webhook-endpoints.service';
 
 export class RotateSecretResponseDto {
   /** The generated secret, shown only in this answer; absent when the request gave one. */

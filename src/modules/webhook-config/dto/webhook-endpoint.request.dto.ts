@@ -1,26 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  ArrayUnique,
-  IsArray,
-  IsBoolean,
-  IsDefined,
-  IsIn,
-  IsObject,
-  IsString,
-  Length,
-  MaxLength,
-  ValidateIf,
-  ValidateNested,
-} from 'class-validator';
-import { MAX_WEBHOOK_URL_LENGTH } from '../../../common/net/url-policy';
-import { WEBHOOK_TYPES, WebhookType } from '../../domain-events/domain-event.catalogue';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import type { WebhookType } from '../../domain-events/domain-event.catalogue';
+import { EnabledField, SharedSecretField, UrlField, WebhookTypesField } from './endpoint-fields';
 import { MAX_ENDPOINT_DESCRIPTION_LENGTH, MAX_FILTER_CONTRACT_ADDRESSES } from '../webhook-endpoint.rules';
 
-// Left out keeps (or defaults) a field; an explicit null is refused where the field has no "none".
-const present = (field: string) => (dto: object) => (dto as Record<string, unknown>)[field] !== undefined;
+// Left out keeps (or defaults) a field; null is "none" for the fields that have one.
 const presentAndNotNull = (field: string) => (dto: object) => (dto as Record<string, unknown>)[field] != null;
 
 export class WebhookEndpointFiltersRequestDto {
@@ -52,16 +37,11 @@ class WebhookEndpointFields {
    * once. On PATCH it replaces the secret at once and drops any previous one (use rotate-secret
    * for an overlap).
    */
-  @ApiProperty({ type: String, required: false, minLength: 16, maxLength: 256, writeOnly: true })
-  @ValidateIf(present('sharedSecret'))
-  @IsString()
-  @Length(16, 256)
+  @SharedSecretField()
   sharedSecret?: string;
 
   /** Sending on or off. Setting it (either way) clears a `disabledReason` the service left. */
-  @ApiProperty({ type: Boolean, required: false })
-  @ValidateIf(present('enabled'))
-  @IsBoolean()
+  @EnabledField()
   enabled?: boolean;
 
   /** Free text to tell endpoints apart, at most 500 characters; null clears it. */
@@ -94,19 +74,11 @@ export class CreateWebhookEndpointDto extends WebhookEndpointFields {
    * Where webhooks are sent: an absolute http(s) URL of at most 2,048 characters without
    * credentials, under the same policy as the webhook configuration's url.
    */
-  @ApiProperty({ type: String, maxLength: MAX_WEBHOOK_URL_LENGTH, example: 'https://example.com/webhooks' })
-  @IsDefined()
-  @IsString()
-  @MaxLength(MAX_WEBHOOK_URL_LENGTH)
+  @UrlField({ required: true })
   url: string;
 
   /** The webhook types to receive, each at most once; `[]` receives none. */
-  @ApiProperty({ enum: WEBHOOK_TYPES, isArray: true, example: ['transaction', 'nft'] })
-  @IsDefined()
-  @IsArray()
-  @ArrayMaxSize(WEBHOOK_TYPES.length)
-  @ArrayUnique({ message: 'webhookTypes must not contain duplicates' })
-  @IsIn(WEBHOOK_TYPES, { each: true })
+  @WebhookTypesField({ required: true })
   webhookTypes: WebhookType[];
 }
 
@@ -117,18 +89,10 @@ export class CreateWebhookEndpointDto extends WebhookEndpointFields {
  */
 export class UpdateWebhookEndpointDto extends WebhookEndpointFields {
   /** Where webhooks are sent (same policy as on POST). */
-  @ApiProperty({ type: String, required: false, maxLength: MAX_WEBHOOK_URL_LENGTH, example: 'https://example.com/webhooks' })
-  @ValidateIf(present('url'))
-  @IsString()
-  @MaxLength(MAX_WEBHOOK_URL_LENGTH)
+  @UrlField()
   url?: string;
 
   /** The webhook types to receive, each at most once; `[]` receives none. */
-  @ApiProperty({ enum: WEBHOOK_TYPES, isArray: true, required: false, example: ['transaction', 'nft'] })
-  @ValidateIf(present('webhookTypes'))
-  @IsArray()
-  @ArrayMaxSize(WEBHOOK_TYPES.length)
-  @ArrayUnique({ message: 'webhookTypes must not contain duplicates' })
-  @IsIn(WEBHOOK_TYPES, { each: true })
+  @WebhookTypesField()
   webhookTypes?: WebhookType[];
 }

@@ -1,4 +1,4 @@
-import { FieldError, validationFailed } from '../../common/errors/domain-error';
+import { FieldError, validationFailed } from '../../../common/errors/domain-error';
 
 /** Bucket sizes of the delivery statistics, in milliseconds. */
 export const STATS_BUCKET_SIZES = { '1m': 60_000, '1h': 3_600_000 } as const;

@@ -1,19 +1,20 @@
+import { parse as parseUuid, v7 as uuidv7 } from 'uuid';
 import { createHash, createHmac } from 'node:crypto';
 
-/** What the body of a webhook is built from (seed 2.5). */
+/** What the body of a webhook is built from (README.md, "Webhooks", item 3). */
 export interface WebhookSource {
   organizationId: string;
   action: string;
   id: string;
   resourceId: string;
   resourceType: string;
-  /** The event's commit-side timestamp, already in the contract's format. */
+  /** The event's commit-side timestamp, already in the API's UTC format. */
   createdAtUtc: string;
   changes: Record<string, unknown> | null;
 }
 
 /**
- * The exact body bytes of a webhook: the seed's keys in the contract's order. Built once when the
+ * The exact body bytes of a webhook: the documented keys in the documented order (README.md, "Webhooks"). Built once when the
  * delivery is created and stored, so every attempt and redelivery sends the same bytes.
  */
 export function buildWebhookBody(source: WebhookSource): string {
@@ -28,7 +29,7 @@ export function buildWebhookBody(source: WebhookSource): string {
   });
 }
 
-/** Base64(HMAC-SHA256(sharedSecret, body)), the value of x-service-webhook-hmac (seed 5). */
+/** Base64(HMAC-SHA256(sharedSecret, body)), the value of x-service-webhook-hmac (README.md, "Verifying a webhook"). */
 export function signWebhookBody(sharedSecret: string, body: string | Buffer): string {
   return createHmac('sha256', sharedSecret).update(body).digest('base64');
 }
@@ -90,7 +91,7 @@ const CONTRACT_FILTERED_TYPES: readonly string[] = ['nft', 'transaction'];
 
 /**
  * Whether an event becomes a webhook for one endpoint, judged with the endpoint as it is now
- * (seed 4.5, per endpoint): only with a url, only while enabled and subscribed to the event's
+ * (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"; per endpoint): only with a url, only while enabled and subscribed to the event's
  * type, and, when the endpoint filters by contract, only for `nft` and `transaction` events
  * about a token of one of those contracts (a test webhook goes out whatever the switch and the
  * filters say).
@@ -112,17 +113,16 @@ export function decideEvent(
 
 /**
  * The id of an event's webhook to one endpoint: the event's own id for the default endpoint (so
- * the seed's single configuration behaves exactly as before), otherwise a UUIDv7 with the event's
+ * a single-endpoint organization's webhook ids are its event ids), otherwise a UUIDv7 with the event's
  * timestamp and bits derived from the event and endpoint ids. It is stable (judging an event twice
  * gives the same ids) and sorts with the event, so the delivery log stays in time order.
  */
 export function webhookIdFor(eventId: string, endpointId: string, isDefault: boolean): string {
   if (isDefault) return eventId;
-  const hash = createHash('sha256').update(`${eventId}/${endpointId}`).digest('hex');
-  const time = eventId.replace(/-/g, '').slice(0, 12);
-  const variant = ((parseInt(hash[3], 16) & 0x3) | 0x8).toString(16);
-  const hex = `${time}7${hash.slice(0, 3)}${variant}${hash.slice(4, 19)}`;
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  // The event's 48-bit millisecond timestamp, and "random" bits that are a hash of the pair.
+  const msecs = Buffer.from(parseUuid(eventId)).readUIntBE(0, 6);
+  const random = createHash('sha256').update(`${eventId}/${endpointId}`).digest().subarray(0, 16);
+  return uuidv7({ msecs, random });
 }
 
 export type AttemptDecision = { kind: 'none' } | { kind: 'wait'; dueInMs: number } | { kind: 'attempt' };

@@ -1,10 +1,18 @@
+// api/: the delivery log, redelivery, replay and test sends as the organization's API shows them (no sending here).
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiNotFoundResponse, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
-import { Auth } from '../../common/auth/access';
-import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
-import type { ApiKeyPrincipal } from '../../common/auth/principal';
-import { UuidParam } from '../../common/http/uuid-param';
-import { OrganizationSendLimit } from '../../common/rate-limit/organization-send-limit';
+import {
+  ApiAcceptedResponse,
+  ApiBadRequestResponse,
+  ApiNotFoundResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
+import { Auth } from '../../../common/auth/access';
+import { CurrentKey, ReqMeta, RequestMeta } from '../../../common/auth/current-principal.decorator';
+import type { ApiKeyPrincipal } from '../../../common/auth/principal';
+import { UuidParam } from '../../../common/http/uuid-param';
+import { OrganizationSendLimit } from '../../../common/rate-limit/organization-send-limit';
 import {
   AcceptedWebhookDto,
   ReplayAcceptedDto,
@@ -15,7 +23,7 @@ import {
   WebhookListQueryDto,
   WebhookPageDto,
   WebhookSummaryDto,
-} from './dto/webhook.dto';
+} from './webhook.dto';
 import { WebhooksService } from './webhooks.service';
 
 @ApiTags('Webhooks')
@@ -25,11 +33,17 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Get('webhooks')
-  @ApiOperation({ summary: 'Delivery log, newest first' })
+  @ApiOperation({
+    summary: 'Delivery log, newest first',
+    description:
+      'Filters combine: `status`, `endpointId`, `webhookType` (repeatable) and a creation-time window `since` (inclusive) ' +
+      'to `until` (exclusive). Each is served by an index, so a narrow filter over a long log stays fast.',
+  })
+  @ApiBadRequestResponse({ description: 'VALIDATION_FAILED: a bad filter, or `until` not later than `since`.' })
   async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: WebhookListQueryDto): Promise<WebhookPageDto> {
     const page = await this.webhooks.page(
       key.organizationId,
-      { status: query.status, endpointId: query.endpointId },
+      { status: query.status, endpointId: query.endpointId, webhookTypes: query.webhookType, since: query.since, until: query.until },
       query.pageSize,
       query.pageKey,
     );

@@ -1,3 +1,4 @@
+// stats/: per-endpoint delivery statistics, read from the delivery log.
 import { Injectable } from '@nestjs/common';
 import { StatsBucketRow, WebhookStatsReader } from './webhook-stats.reader';
 import { resolveStatsWindow, StatsRequest } from './webhook-stats.rules';

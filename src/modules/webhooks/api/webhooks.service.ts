@@ -1,30 +1,36 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger } from '@nestjs/common';
-import type { Queue } from 'bull';
+import { Injectable } from '@nestjs/common';
+import type { Knex } from 'knex';
 import { v7 as uuidv7 } from 'uuid';
-import type { RequestMeta } from '../../common/auth/current-principal.decorator';
-import type { ApiKeyPrincipal } from '../../common/auth/principal';
-import { notFound, unprocessable, validationFailed } from '../../common/errors/domain-error';
-import { decodePageKey, encodePageKey } from '../../common/pagination/page-key';
-import { formatUtc } from '../../common/time';
-import { Page, toPage } from '../../common/pagination/page-query.dto';
-import { AuditService } from '../audit/audit.service';
-import type { WebhookType } from '../domain-events/domain-event.catalogue';
-import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
-import { DeliveryTarget, DeliveryTargetReader } from '../webhook-config/delivery-target.reader';
-import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
-import { WebhookDeliveryRepository } from './webhook-delivery.repository';
-import type { ReplayStatus } from './dto/webhook.dto';
-import { deliverJobOptions, DELIVER_JOB, DeliverJobData, WEBHOOK_QUEUE } from './webhook-queue';
-import { buildWebhookBody } from './webhook.rules';
-import { OrganizationSendLimiter } from '../../common/rate-limit/organization-send-limit';
+import type { RequestMeta } from '../../../common/auth/current-principal.decorator';
+import type { ApiKeyPrincipal } from '../../../common/auth/principal';
+import { notFound, unprocessable, validationFailed } from '../../../common/errors/domain-error';
+import { decodePageKey, encodePageKey } from '../../../common/pagination/page-key';
+import { formatUtc } from '../../../common/time';
+import { Page, toPage } from '../../../common/pagination/page-query.dto';
+import { AuditService } from '../../audit/audit.service';
+import type { WebhookType } from '../../domain-events/domain-event.catalogue';
+import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
+import { DomainEventPublisher } from '../../domain-events/domain-event.publisher';
+import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
+import { DeliveryStatus, WebhookDelivery } from '../webhook-delivery.entity';
+import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import type { ReplayStatus } from './webhook.dto';
+import { WebhookJobs } from '../engine/webhook-jobs';
+import { buildWebhookBody } from '../engine/webhook.rules';
+import { OrganizationSendLimiter } from '../../../common/rate-limit/organization-send-limit';
 
-const ENQUEUE_TIMEOUT_MS = 1000;
-/** Webhooks one replay may send again (CONTRACT.md section 12). */
+/** Webhooks one replay may send again (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"). */
 export const MAX_REPLAY = 10_000;
-/** Jobs per Redis round trip when a replay queues its webhooks. */
-const ENQUEUE_CHUNK = 500;
+
+/** The delivery log's filters, as the API takes them (instants as ISO 8601 text). */
+export interface DeliveryLogFilter {
+  status?: DeliveryStatus;
+  endpointId?: string;
+  webhookTypes?: WebhookType[];
+  since?: string;
+  until?: string;
+}
 
 export interface ReplayRequest {
   since: string;
@@ -37,26 +43,25 @@ export interface ReplayRequest {
 /** The delivery log, redelivery and test sends: what an organization admin sees and does. */
 @Injectable()
 export class WebhooksService {
-  private readonly logger = new Logger('Webhooks');
-
   constructor(
     private readonly em: EntityManager,
     private readonly deliveries: WebhookDeliveryRepository,
     private readonly targets: DeliveryTargetReader,
     private readonly publisher: DomainEventPublisher,
+    private readonly outbox: DomainEventOutbox,
     private readonly audit: AuditService,
-    @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
+    private readonly jobs: WebhookJobs,
     private readonly sendLimit: OrganizationSendLimiter,
   ) {}
 
-  async page(
-    organizationId: string,
-    filter: { status?: DeliveryStatus; endpointId?: string },
-    pageSize: number,
-    pageKey?: string,
-  ): Promise<Page<WebhookDelivery>> {
+  async page(organizationId: string, filter: DeliveryLogFilter, pageSize: number, pageKey?: string): Promise<Page<WebhookDelivery>> {
+    const since = filter.since ? new Date(filter.since) : undefined;
+    const until = filter.until ? new Date(filter.until) : undefined;
+    if (since && until && since.getTime() >= until.getTime()) {
+      throw validationFailed([{ field: 'until', message: 'until must be later than since' }]);
+    }
     const before = pageKey ? (decodePageKey(pageKey, ['uuid'])[0] as string) : null;
-    const rows = await this.deliveries.page(organizationId, filter, before, pageSize + 1);
+    const rows = await this.deliveries.page(organizationId, { ...filter, since, until }, before, pageSize + 1);
     return toPage(rows, pageSize, (last) => encodePageKey([last.id]));
   }
 
@@ -73,12 +78,9 @@ export class WebhooksService {
     const endpoint = await this.targets.endpoint(key.organizationId, delivery.endpointId);
     if (!endpoint) throw unprocessable('WEBHOOK_ENDPOINT_DELETED', `The endpoint of webhook ${id} was deleted; it cannot be sent again.`);
     requireDeliverable(endpoint);
-    await this.em.transactional((em) => {
+    await this.em.transactional(async (em) => {
       const previous = delivery.status;
-      delivery.status = 'pending';
-      delivery.cycleStartAttempt = delivery.attemptCount;
-      delivery.nextAttemptAt = new Date();
-      em.persist(delivery);
+      await em.getRepository(WebhookDelivery).restartCycles(key.organizationId, [id], new Date(), { evenIfPending: true });
       this.audit.record(em, {
         organizationId: key.organizationId,
         action: 'webhook.redeliver',
@@ -87,7 +89,7 @@ export class WebhooksService {
         changes: { webhookId: { from: null, to: id }, status: { from: previous, to: 'pending' } },
       });
     });
-    await this.enqueue(id);
+    await this.jobs.offerWebhooks([id]);
     return id;
   }
 
@@ -141,7 +143,7 @@ export class WebhooksService {
       });
       return done;
     });
-    for (let i = 0; i < restarted.length; i += ENQUEUE_CHUNK) await this.enqueue(restarted.slice(i, i + ENQUEUE_CHUNK));
+    await this.jobs.offerWebhooks(restarted);
     return restarted.length;
   }
 
@@ -159,38 +161,18 @@ export class WebhooksService {
     if (!endpoint) throw notFound('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${endpointId} does not exist.`);
     const target = requireDeliverable(endpoint);
     const webhookType = requestedType ?? target.webhookTypes[0] ?? 'nft';
-    const id = await this.em.transactional((em) => {
-      const event = this.publisher.publish(em, key.organizationId, {
-        webhookType,
-        resourceType: 'WebhookTest',
-        action: 'test',
-        resourceId: uuidv7(),
-        changes: null,
-      });
-      // Judged here rather than by the worker: a test goes out even while webhooks are disabled,
-      // and the caller can read its log entry at once.
-      event.processedAt = new Date();
-      const delivery = em.create(WebhookDelivery, {
-        id: event.id,
-        eventId: event.id,
-        endpointId,
-        createdAt: new Date(),
-        organizationId: key.organizationId,
-        webhookType,
-        resourceType: event.resourceType,
-        resourceId: event.resourceId,
-        action: event.action,
-        payload: buildWebhookBody({ ...event, createdAtUtc: formatUtc(event.createdAt), changes: null }),
-        eventCreatedAt: event.createdAt,
-        status: 'pending',
-        attemptCount: 0,
-        cycleStartAttempt: 0,
-        lastAttemptAt: null,
-        nextAttemptAt: new Date(),
-        lastResponseStatus: null,
-        succeededAt: null,
-      });
-      em.persist(delivery);
+    const id = await this.em.transactional(async (em) => {
+      const [event] = await this.publisher.publishMany(em, key.organizationId, [
+        { webhookType, resourceType: 'WebhookTest', action: 'test', resourceId: uuidv7(), changes: null },
+      ]);
+      // Judged here rather than by the worker, through the same statements: a test goes out even
+      // while webhooks are disabled, and the caller can read its log entry at once.
+      const trx = em.getTransactionContext<Knex.Transaction>() as Knex.Transaction;
+      const now = new Date();
+      await this.outbox.markProcessed(trx, [event.id], now);
+      const payload = buildWebhookBody({ ...event, createdAtUtc: formatUtc(event.createdAt), changes: null });
+      const row = { ...event, eventId: event.id, endpointId, payload, eventCreatedAt: event.createdAt.toISOString(), claimed: false };
+      await this.deliveries.createJudged(trx, [row], now, now);
       this.audit.record(em, {
         organizationId: key.organizationId,
         action: 'webhook.test',
@@ -204,29 +186,8 @@ export class WebhooksService {
       });
       return event.id;
     });
-    await this.enqueue(id);
+    await this.jobs.offerWebhooks([id]);
     return id;
-  }
-
-  /**
-   * Best effort: when Redis is unavailable the row is already pending and due in PostgreSQL, and
-   * the reconciler enqueues it once Redis is back.
-   */
-  private async enqueue(ids: string | readonly string[]): Promise<void> {
-    const list = typeof ids === 'string' ? [ids] : ids;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        this.queue.addBulk(list.map((id) => ({ name: DELIVER_JOB, data: { webhookId: id }, opts: deliverJobOptions(id) }))),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error('queue unavailable')), ENQUEUE_TIMEOUT_MS);
-        }),
-      ]);
-    } catch (error) {
-      this.logger.warn({ err: error, webhookIds: list.slice(0, 10), count: list.length }, 'could not enqueue now; the reconciler will');
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }
 

@@ -1,3 +1,4 @@
+import { Transform } from 'class-transformer';
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, IsOptional, IsUUID } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
@@ -18,6 +19,28 @@ export class WebhookListQueryDto extends PageQueryDto {
   @IsOptional()
   @IsUUID()
   endpointId?: string;
+
+  /** Only webhooks of these types; repeat the parameter for several (`?webhookType=nft&webhookType=transaction`). */
+  @ApiProperty({ enum: WEBHOOK_TYPES, isArray: true, required: false })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value))
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(WEBHOOK_TYPES.length)
+  @IsIn(WEBHOOK_TYPES, { each: true })
+  webhookType?: WebhookType[];
+
+  /** Only webhooks created at or after this instant (ISO 8601 with an offset). */
+  @ApiProperty({ type: String, format: 'date-time', required: false, example: '2026-11-22T00:00:00.000000+00:00' })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true })
+  since?: string;
+
+  /** Only webhooks created before this instant (ISO 8601 with an offset); later than `since`. */
+  @ApiProperty({ type: String, format: 'date-time', required: false, example: '2026-11-23T00:00:00.000000+00:00' })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true })
+  until?: string;
 }
 
 export const REPLAY_STATUSES = ['failed', 'all'] as const;
@@ -140,7 +163,7 @@ export class WebhookAttemptDto {
 }
 
 export class WebhookDetailDto extends WebhookSummaryDto {
-  /** The body exactly as sent (seed 2.5). */
+  /** The body exactly as sent (README.md, "Webhooks"). */
   @ApiProperty({ type: 'object', additionalProperties: true })
   payload: Record<string, unknown>;
   attempts: WebhookAttemptDto[];

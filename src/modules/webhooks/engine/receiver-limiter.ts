@@ -1,3 +1,8 @@
+import { LRUCache } from 'lru-cache';
+
+/** Receivers whose typical duration is remembered; the least recently used is forgotten first. */
+const TYPICAL_DURATIONS_MAX = 10_000;
+
 /**
  * Bounds how many webhooks one worker has in flight to one receiver. A receiver that is slow or
  * dead can then hold only a few slots; the worker's other slots keep serving everyone else.
@@ -6,7 +11,7 @@ export class ReceiverLimiter {
   private readonly inFlight = new Map<string, number>();
   private readonly waiters = new Map<string, ((granted: boolean) => void)[]>();
   /** Smoothed duration of recent sends per receiver: only a receiver known to be fast is waited for. */
-  private readonly typicalMs = new Map<string, number>();
+  private readonly typicalMs = new LRUCache<string, number>({ max: TYPICAL_DURATIONS_MAX });
 
   constructor(
     private readonly perReceiver: number,
@@ -56,7 +61,6 @@ export class ReceiverLimiter {
     if (tookMs !== undefined) {
       const previous = this.typicalMs.get(receiver);
       this.typicalMs.set(receiver, previous === undefined ? tookMs : previous * 0.8 + tookMs * 0.2);
-      if (this.typicalMs.size > 10_000) this.typicalMs.clear();
     }
     const queue = this.waiters.get(receiver);
     const next = queue?.shift();

@@ -1,9 +1,9 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth } from '../../common/auth/access';
-import { CurrentKey } from '../../common/auth/current-principal.decorator';
-import type { ApiKeyPrincipal } from '../../common/auth/principal';
-import { WebhookStatsDto, WebhookStatsQueryDto } from './dto/webhook-stats.dto';
+import { Auth } from '../../../common/auth/access';
+import { CurrentKey } from '../../../common/auth/current-principal.decorator';
+import type { ApiKeyPrincipal } from '../../../common/auth/principal';
+import { WebhookStatsDto, WebhookStatsQueryDto } from './webhook-stats.dto';
 import { MAX_STATS_BUCKETS } from './webhook-stats.rules';
 import { WebhookStatsService } from './webhook-stats.service';
 

@@ -1,14 +1,11 @@
-import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import type { Queue } from 'bull';
 import { Client } from 'pg';
-import { AppConfig } from '../../config/app-config';
-import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
+import { AppConfig } from '../../../config/app-config';
+import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { BurstTracker } from './burst-tracker';
-import { BURST_THRESHOLD, DeliverJobData, groupJobs, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from './webhook-queue';
+import { BURST_THRESHOLD, WebhookJobs } from './webhook-jobs';
 
 const BATCH_SIZE = 500;
-const ENQUEUE_TIMEOUT_MS = 5000;
 
 /** Interleaves organizations so one organization's burst does not queue ahead of everyone else. */
 export function interleaveByOrganization<T extends { organizationId: string }>(rows: T[]): T[] {
@@ -24,16 +21,6 @@ export function interleaveByOrganization<T extends { organizationId: string }>(r
     for (const list of lists) if (i < list.length) out.push(list[i]);
   }
   return out;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -56,8 +43,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   constructor(
     private readonly outbox: DomainEventOutbox,
     private readonly config: AppConfig,
-    @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJobData>,
-    @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulkQueue: Queue<DeliverJobData>,
+    private readonly jobs: WebhookJobs,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -95,15 +81,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     return this.outbox.relay(BATCH_SIZE, async (events) => {
       const lanes = { main: [] as string[], bulk: [] as string[] };
       for (const event of interleaveByOrganization(events)) lanes[this.bursts.lane(event.organizationId)].push(event.id);
-      const jobs = groupJobs;
-      await withTimeout(
-        Promise.all([
-          lanes.main.length > 0 ? this.queue.addBulk(jobs(lanes.main)) : null,
-          lanes.bulk.length > 0 ? this.bulkQueue.addBulk(jobs(lanes.bulk)) : null,
-        ]),
-        ENQUEUE_TIMEOUT_MS,
-        'enqueueing webhooks',
-      );
+      await this.jobs.addRelayed(lanes);
     });
   }
 

@@ -26,7 +26,7 @@ const source = {
 };
 
 describe('buildWebhookBody', () => {
-  it('writes the seed keys in the contract order with a +00:00 timestamp', () => {
+  it('writes the documented keys in the documented order with a +00:00 timestamp', () => {
     const body = buildWebhookBody(source);
     expect(Object.keys(JSON.parse(body))).toEqual([
       'organizationId',

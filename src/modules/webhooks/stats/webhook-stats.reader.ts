@@ -1,6 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
-import { formatDbTimestamp } from '../../common/time';
+import { formatDbTimestamp } from '../../../common/time';
 import { formatStatsInstant, StatsWindow } from './webhook-stats.rules';
 
 /** One bucket of the delivery statistics. */

@@ -1,5 +1,5 @@
 import { Agent } from 'undici';
-import { checkWebhookUrl, createGuardedLookup, PortRange, WebhookHostError } from '../../common/net/url-policy';
+import { checkWebhookUrl, createGuardedLookup, PortRange, WebhookHostError } from '../../../common/net/url-policy';
 import { isSuccessStatus } from './webhook.rules';
 
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'blocked';
@@ -58,7 +58,7 @@ export class WebhookSender {
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
       const durationMs = elapsed();
-      // Drain (bounded) so the connection returns to the pool; the content is not part of the contract.
+      // Drain (bounded) so the connection returns to the pool; the content is not part of the delivery's outcome.
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       return isSuccessStatus(res.statusCode)
         ? { outcome: 'success', status: res.statusCode, error: null, durationMs }

@@ -7,7 +7,7 @@ import {
   STATS_TIMESTAMP_MESSAGE,
   STATS_TIMESTAMP_PATTERN,
   StatsBucketSize,
-} from '../webhook-stats.rules';
+} from './webhook-stats.rules';
 
 const TIMESTAMP_EXAMPLE = '2026-11-22T01:00:00.000000+00:00';
 

@@ -8,13 +8,13 @@ export interface SigningSecrets {
   previous?: { secret: string; expiresAt: Date } | null;
 }
 
-/** Every signature header of one attempt, beside the seed's own headers. */
+/** Every signature header of one attempt (README.md, "Verifying a webhook"). */
 export interface WebhookSignatureHeaders {
-  /** Seed section 5: Base64(HMAC-SHA256(secret, body)), with the current secret. */
+  /** `x-service-webhook-hmac`: Base64(HMAC-SHA256(secret, body)), with the current secret. */
   'x-service-webhook-hmac': string;
   /** The same with the previous secret, only while a rotation's overlap lasts. */
   'x-service-webhook-hmac-previous'?: string;
-  /** Standard Webhooks v1 (contract section 11). */
+  /** Standard Webhooks v1, one entry per signing secret (README.md, "Rotating the shared secret"). */
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;

@@ -1,4 +1,4 @@
-import { DomainError } from '../../common/errors/domain-error';
+import { DomainError } from '../../../common/errors/domain-error';
 import { formatStatsInstant, MAX_STATS_BUCKETS, parseStatsInstant, resolveStatsWindow } from './webhook-stats.rules';
 
 const micros = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
@@ -42,7 +42,7 @@ describe('parseStatsInstant', () => {
     }
   });
 
-  it('formats back in the contract form', () => {
+  it('formats back in the API form', () => {
     expect(formatStatsInstant(micros('2026-11-22T01:25:42.123Z') + 456n)).toBe('2026-11-22T01:25:42.123456+00:00');
     expect(formatStatsInstant(0n)).toBe('1970-01-01T00:00:00.000000+00:00');
   });

@@ -1,0 +1,156 @@
+import type { PendingEvent } from '../../domain-events/domain-event.outbox';
+import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
+import { Admit, planDeliveries, PlanInput } from './delivery-plan';
+import type { DeliveryState } from '../webhook-delivery.repository';
+
+const ORG = '0193a6c2-7d1e-7c3a-9f10-0a1b2c3d4e5f';
+const OTHER_ENDPOINT = '0193a6c2-8000-7000-8000-000000000001';
+const EVENT = '0193a6c2-9000-7000-8000-000000000001';
+const WEBHOOK = '0193a6c2-9000-7000-8000-0000000000aa';
+const NOW = new Date('2026-11-25T12:00:00.000Z');
+
+function target(overrides: Partial<DeliveryTarget> = {}): DeliveryTarget {
+  return {
+    organizationId: ORG,
+    endpointId: ORG,
+    isDefault: true,
+    url: 'https://example.com/hook',
+    enabled: true,
+    webhookTypes: ['custodialAccount'],
+    contractAddresses: null,
+    secret: 'secret',
+    secretError: null,
+    previous: null,
+    updatedAt: NOW,
+    ...overrides,
+  };
+}
+
+const event: PendingEvent = {
+  id: EVENT,
+  organizationId: ORG,
+  webhookType: 'custodialAccount',
+  resourceType: 'Wallet',
+  resourceId: '0193a6c2-a000-7000-8000-000000000001',
+  action: 'create',
+  changes: null,
+  contractAddress: null,
+  createdAt: '2026-11-25 11:59:59.123456+00',
+};
+
+function state(overrides: Partial<DeliveryState> = {}): DeliveryState {
+  return {
+    id: WEBHOOK,
+    organizationId: ORG,
+    endpointId: ORG,
+    eventId: EVENT,
+    status: 'pending',
+    payload: '{}',
+    resourceType: 'Wallet',
+    attemptCount: 1,
+    cycleStartAttempt: 0,
+    lastAttemptAt: '2026-11-25 11:59:00+00',
+    nextAttemptAt: NOW.toISOString(),
+    eventCreatedAt: event.createdAt,
+    ...overrides,
+  };
+}
+
+const admitAll: Admit = () => 'afterClaim';
+
+function input(overrides: Partial<PlanInput>): PlanInput {
+  return {
+    eventIds: [],
+    webhookIds: [],
+    states: new Map(),
+    events: new Map(),
+    endpoints: new Map([[ORG, [target()]]]),
+    now: NOW,
+    furthestAttemptMs: 86_400_000,
+    admit: admitAll,
+    ...overrides,
+  };
+}
+
+describe('delivery plan', () => {
+  it('judges an event into one webhook per matching endpoint, each with its first attempt', () => {
+    const endpoints = new Map([
+      [
+        ORG,
+        [
+          target(),
+          target({ endpointId: OTHER_ENDPOINT, isDefault: false }),
+          target({ endpointId: 'skipped', isDefault: false, webhookTypes: ['nft'] }),
+        ],
+      ],
+    ]);
+    const plan = planDeliveries(input({ eventIds: [EVENT], events: new Map([[EVENT, event]]), endpoints }));
+    expect(plan.judge).toHaveLength(1);
+    const [{ eventId, webhooks }] = plan.judge;
+    expect(eventId).toBe(EVENT);
+    expect(webhooks.map((w) => [w.row.endpointId, w.row.claimed, w.first?.attempt])).toEqual([
+      [ORG, true, 1],
+      [OTHER_ENDPOINT, true, 1],
+    ]);
+    // The default endpoint's webhook keeps the event's id; the body names the webhook's own id.
+    expect(webhooks[0].row.id).toBe(EVENT);
+    expect(webhooks[1].row.id).not.toBe(EVENT);
+    expect(JSON.parse(webhooks[1].row.payload)).toEqual(expect.objectContaining({ id: webhooks[1].row.id, resourceType: 'Wallet' }));
+    expect(plan.claim).toEqual([]);
+  });
+
+  it('creates a webhook unclaimed when its endpoint is not admitted, and asks admission once per attempt', () => {
+    const asked: string[] = [];
+    const admit: Admit = ({ endpointId }) => (asked.push(endpointId), 'none');
+    const plan = planDeliveries(input({ eventIds: [EVENT, EVENT], events: new Map([[EVENT, event]]), admit }));
+    expect(plan.judge[0].webhooks.map((w) => [w.row.claimed, w.first])).toEqual([[false, null]]);
+    expect(asked).toEqual([ORG]);
+  });
+
+  it('admits an attempt that makes no request (a permanent failure) without asking, and says why', () => {
+    const endpoints = new Map([[ORG, [target({ secret: null, secretError: 'cannot be opened' })]]]);
+    const admit: Admit = () => {
+      throw new Error('not asked');
+    };
+    const plan = planDeliveries(input({ eventIds: [EVENT], events: new Map([[EVENT, event]]), endpoints, admit }));
+    expect(plan.judge[0].webhooks[0].first).toEqual(expect.objectContaining({ permanent: 'cannot be opened', receiver: null }));
+  });
+
+  it('leaves an event already judged to whoever judged it', () => {
+    expect(planDeliveries(input({ eventIds: [EVENT] }))).toEqual({ judge: [], claim: [], settled: new Map() });
+  });
+
+  it('claims the due attempt of an existing webhook against the attempt count it read', () => {
+    const plan = planDeliveries(input({ webhookIds: [WEBHOOK], states: new Map([[WEBHOOK, state()]]) }));
+    expect(plan.claim).toEqual([
+      {
+        expectedAttemptCount: 1,
+        attempt: expect.objectContaining({ id: WEBHOOK, receiver: ORG, permanent: null, previous: expect.any(Object) }),
+      },
+    ]);
+  });
+
+  it('settles what needs no attempt now: gone, finished, not due yet, or not admitted', () => {
+    const later = new Date(NOW.getTime() + 60_000).toISOString();
+    const states = new Map([
+      ['finished', state({ id: 'finished', status: 'succeeded' })],
+      ['later', state({ id: 'later', nextAttemptAt: later })],
+      ['busy', state({ id: 'busy', endpointId: OTHER_ENDPOINT })],
+    ]);
+    const endpoints = new Map([[ORG, [target(), target({ endpointId: OTHER_ENDPOINT, isDefault: false })]]]);
+    const admit: Admit = ({ endpointId }) => (endpointId === OTHER_ENDPOINT ? 'none' : 'afterClaim');
+    const plan = planDeliveries(input({ webhookIds: ['gone', 'finished', 'later', 'busy'], states, endpoints, admit }));
+    expect(Object.fromEntries(plan.settled)).toEqual({
+      gone: { kind: 'done' },
+      finished: { kind: 'done' },
+      later: { kind: 'wait', delayMs: 60_000 },
+      busy: { kind: 'busy' },
+    });
+    expect(plan.claim).toEqual([]);
+  });
+
+  it('attempts a webhook whose endpoint was deleted, as a permanent failure', () => {
+    const plan = planDeliveries(input({ webhookIds: [WEBHOOK], states: new Map([[WEBHOOK, state({ endpointId: OTHER_ENDPOINT })]]) }));
+    expect(plan.claim[0].attempt).toEqual(expect.objectContaining({ target: null, permanent: 'the webhook endpoint was deleted' }));
+  });
+});

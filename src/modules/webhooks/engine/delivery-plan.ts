@@ -1,0 +1,167 @@
+import { formatDbTimestamp } from '../../../common/time';
+import type { PendingEvent } from '../../domain-events/domain-event.outbox';
+import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
+import type { DeliveryState, NewDelivery } from '../webhook-delivery.repository';
+import { buildWebhookBody, decideAttempt, decideEvent, permanentFailure, webhookIdFor } from './webhook.rules';
+
+/**
+ * Whether an attempt may be made for an endpoint now: 'afterClaim', take a slot of the
+ * endpoint's concurrency once the attempt is claimed (so a slot is held only while its request is
+ * in flight); 'none', not now (the webhook is looked at again shortly without spending an attempt).
+ * Attempts that make no request (a permanent failure) are always admitted and take no slot.
+ */
+export type Admission = 'afterClaim' | 'none';
+
+/**
+ * The admission policy of one batch, asked once per attempt the batch would make, in order. The
+ * seam for scheduling: today per endpoint (a slow endpoint at its limit waits); a per-organization
+ * share slots in here without touching the plan or the executor.
+ */
+export type Admit = (target: Pick<DeliveryTarget, 'organizationId' | 'endpointId'>) => Admission;
+
+/** One attempt the executor is to make (its number is known once claimed). */
+export interface PlannedAttempt {
+  id: string;
+  eventId: string;
+  organizationId: string;
+  endpointId: string;
+  attempt: number;
+  cycleStartAttempt: number;
+  payload: string;
+  eventCreatedAt: Date;
+  resourceType: string;
+  /** Null when the endpoint no longer exists (a permanent failure). */
+  target: DeliveryTarget | null;
+  /** The endpoint whose concurrency slot the attempt takes; null when no request is made. */
+  receiver: string | null;
+  /** Set when the attempt cannot succeed as configured: recorded failed without a request. */
+  permanent: string | null;
+  /** The times before the claim, to give the claim back if no slot frees up. */
+  previous: { lastAttemptAt: string | null; nextAttemptAt: string | Date | null };
+}
+
+/** What a job's id comes to without an attempt of its own now. */
+export type Settled = { kind: 'done' } | { kind: 'busy' } | { kind: 'wait'; delayMs: number };
+
+export interface DeliveryPlan {
+  /** Events to judge, each with the webhooks it creates (one per matching endpoint) and, if admitted, their first attempt. */
+  judge: { eventId: string; webhooks: { row: NewDelivery; first: PlannedAttempt | null }[] }[];
+  /** Existing webhooks whose next attempt is due and admitted: claim it (version = the attempt count read), then make it. */
+  claim: { expectedAttemptCount: number; attempt: PlannedAttempt }[];
+  /** Webhooks with nothing to do now, or that must wait. */
+  settled: Map<string, Settled>;
+}
+
+export interface PlanInput {
+  eventIds: readonly string[];
+  webhookIds: readonly string[];
+  /** The webhooks among `webhookIds` that exist. */
+  states: ReadonlyMap<string, DeliveryState>;
+  /** The events among `eventIds` still to judge. */
+  events: ReadonlyMap<string, PendingEvent>;
+  /** Every endpoint of each organization concerned, read fresh for this batch. */
+  endpoints: ReadonlyMap<string, DeliveryTarget[]>;
+  now: Date;
+  /** Past this, a next attempt was written by a skewed clock and is due now (see decideAttempt). */
+  furthestAttemptMs: number;
+  admit: Admit;
+}
+
+/**
+ * From what a batch of jobs read to what it must write and send: pure, so every branch of the
+ * delivery engine's decisions is unit-tested (delivery-plan.spec.ts). Events are judged into one
+ * webhook per matching endpoint; each webhook, new or existing, is then treated the same way:
+ * an attempt if due and admitted, otherwise settled (done, busy, or wait).
+ */
+export function planDeliveries(input: PlanInput): DeliveryPlan {
+  const plan: DeliveryPlan = { judge: [], claim: [], settled: new Map() };
+  const { now, admit } = input;
+
+  for (const eventId of new Set(input.eventIds)) {
+    const event = input.events.get(eventId);
+    if (!event) continue; // judged already (by another worker, or before a redelivered job): its webhooks carry on
+    const webhooks: DeliveryPlan['judge'][number]['webhooks'] = [];
+    for (const target of input.endpoints.get(event.organizationId) ?? []) {
+      if (decideEvent(event, target).kind === 'skip') continue;
+      const id = webhookIdFor(eventId, target.endpointId, target.isDefault);
+      const payload = buildWebhookBody({
+        organizationId: event.organizationId,
+        action: event.action,
+        id,
+        resourceId: event.resourceId,
+        resourceType: event.resourceType,
+        createdAtUtc: formatDbTimestamp(event.createdAt),
+        changes: event.changes,
+      });
+      const attempt = plannedAttempt(
+        { id, eventId, organizationId: event.organizationId, endpointId: target.endpointId, payload, resourceType: event.resourceType },
+        event.createdAt,
+        target,
+        { lastAttemptAt: null, nextAttemptAt: now },
+        admit,
+      );
+      const first = attempt === null ? null : { ...attempt, attempt: 1, cycleStartAttempt: 0 };
+      webhooks.push({
+        row: { ...event, id, eventId, endpointId: target.endpointId, payload, eventCreatedAt: event.createdAt, claimed: first !== null },
+        first,
+      });
+    }
+    plan.judge.push({ eventId, webhooks });
+  }
+
+  for (const id of new Set(input.webhookIds)) {
+    const state = input.states.get(id);
+    if (!state) {
+      plan.settled.set(id, { kind: 'done' }); // pruned: nothing to send
+      continue;
+    }
+    const decision = decideAttempt(
+      { status: state.status, nextAttemptAt: state.nextAttemptAt ? new Date(state.nextAttemptAt) : null },
+      now.getTime(),
+      input.furthestAttemptMs,
+    );
+    if (decision.kind !== 'attempt') {
+      plan.settled.set(id, decision.kind === 'none' ? { kind: 'done' } : { kind: 'wait', delayMs: decision.dueInMs });
+      continue;
+    }
+    // Read at send time, never stored in the job: the newest url and secret always apply.
+    const target = (input.endpoints.get(state.organizationId) ?? []).find((e) => e.endpointId === state.endpointId) ?? null;
+    const attempt = plannedAttempt(
+      state,
+      state.eventCreatedAt,
+      target,
+      { lastAttemptAt: state.lastAttemptAt, nextAttemptAt: state.nextAttemptAt },
+      admit,
+    );
+    if (attempt === null) plan.settled.set(id, { kind: 'busy' });
+    else plan.claim.push({ expectedAttemptCount: state.attemptCount, attempt });
+  }
+  return plan;
+}
+
+/** The attempt for one webhook, or null when its endpoint is not admitted now. */
+function plannedAttempt(
+  webhook: { id: string; eventId: string; organizationId: string; endpointId: string; payload: string; resourceType: string },
+  eventCreatedAt: string,
+  target: DeliveryTarget | null,
+  previous: PlannedAttempt['previous'],
+  admit: Admit,
+): PlannedAttempt | null {
+  const permanent = permanentFailure(target);
+  if (!permanent && admit(webhook) === 'none') return null;
+  return {
+    id: webhook.id,
+    eventId: webhook.eventId,
+    organizationId: webhook.organizationId,
+    endpointId: webhook.endpointId,
+    attempt: 0,
+    cycleStartAttempt: 0,
+    payload: webhook.payload,
+    eventCreatedAt: new Date(eventCreatedAt),
+    resourceType: webhook.resourceType,
+    target,
+    receiver: permanent ? null : webhook.endpointId,
+    permanent,
+    previous,
+  };
+}

@@ -1,0 +1,330 @@
+// engine/: from a committed event to attempts and their retries (relay, jobs, plan, executor, signing, sending).
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { AppConfig } from '../../../config/app-config';
+import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
+import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
+import { Admit, PlannedAttempt, planDeliveries } from './delivery-plan';
+import { EndpointHealthTally } from './endpoint-health';
+import { MicroBatch } from './micro-batch';
+import { ReceiverLimiter } from './receiver-limiter';
+import { AttemptResult, WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import { DeliverJobData, delayOf, RetryLaterError, WebhookJobs } from './webhook-jobs';
+import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
+import { SendResult, WebhookSender } from './webhook-sender';
+import { webhookSignatureHeaders } from './webhook-signature';
+import { attemptLeaseMs, decideAfterAttempt, furthestLegitimateAttemptMs, temporaryBlock } from './webhook.rules';
+
+const USER_AGENT = 'nft-wallet-webhooks/1.0';
+/** A receiver whose sends typically finish within this is worth waiting a moment for when at its limit. */
+const FAST_RECEIVER_MS = 100;
+/**
+ * Long enough for every job of both lanes queued on one fast receiver to get a slot at a few
+ * hundred sends per second; a wait that times out gives its claim back, which costs a write.
+ */
+const MAX_SLOT_WAIT_MS = 1000;
+/**
+ * Jobs arriving within a few milliseconds are judged and claimed together, and results are
+ * recorded together: a handful of statements per batch instead of three per webhook. The waits
+ * are short enough not to show in commit-to-receipt latency at a steady rate.
+ */
+const JOB_BATCH = { maxItems: 100, maxWaitMs: 2 };
+const RESULT_BATCH = { maxItems: 200, maxWaitMs: 3 };
+/** How often a worker writes down what it learned of endpoints' runs of failures (auto-disable). */
+const HEALTH_FLUSH_MS = 1000;
+/** Webhooks to look at again later, queued together as their own jobs. */
+const REQUEUE_BATCH = { maxItems: 200, maxWaitMs: 5 };
+
+/** One unit of a job: an event to judge or a webhook to attempt (a job carries one kind). */
+interface Work {
+  kind: 'event' | 'webhook';
+  id: string;
+}
+
+/**
+ * The delivery engine's executor. Jobs arriving together are handled as one batch: one read of
+ * their events, webhooks and endpoints; then planDeliveries (delivery-plan.ts, pure) says what to
+ * write and which attempts to make; this class writes it (one statement judging the events into
+ * webhooks and claiming their first attempts, one claiming due attempts), makes every attempt as
+ * its own POST, and records the results in batches, each only if its attempt is still the
+ * current one. Every webhook is treated the same: an event's job waits for all of its webhooks'
+ * first attempts, and each one that must be looked at again later gets a job under its own id
+ * as soon as that is known. PostgreSQL is the source of truth, so duplicate or lost jobs can
+ * neither double-send an attempt nor drop a webhook.
+ */
+@Injectable()
+export class WebhookDeliveryService implements OnModuleDestroy {
+  private readonly logger = new Logger('WebhookDelivery');
+  private readonly limiter: ReceiverLimiter;
+  private readonly sender: WebhookSender;
+  /** How long a claimed attempt keeps others away; past it, a crashed attempt is retried. */
+  private readonly leaseMs: number;
+  private readonly furthestAttemptMs: number;
+  private readonly work: MicroBatch<Work, void>;
+  private readonly results: MicroBatch<AttemptResult, boolean>;
+  private readonly requeues: MicroBatch<{ id: string; delayMs: number }, undefined>;
+  private readonly health = new EndpointHealthTally();
+  private readonly healthTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly em: EntityManager,
+    private readonly config: AppConfig,
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly outbox: DomainEventOutbox,
+    private readonly targets: DeliveryTargetReader,
+    private readonly jobs: WebhookJobs,
+  ) {
+    // Keyed by endpoint id: two endpoints on one host have a budget each.
+    this.limiter = new ReceiverLimiter(config.webhook.perReceiverConcurrency, {
+      fastReceiverMs: FAST_RECEIVER_MS,
+      maxWaitMs: MAX_SLOT_WAIT_MS,
+    });
+    this.sender = new WebhookSender({
+      timeoutMs: config.webhook.timeoutMs,
+      allowHttp: config.webhook.allowHttp,
+      allowPrivateNetworks: config.webhook.allowPrivateNetworks,
+      allowedPorts: config.webhook.allowedPorts,
+    });
+    this.leaseMs = attemptLeaseMs(config.webhook.timeoutMs);
+    this.furthestAttemptMs = furthestLegitimateAttemptMs(config.webhook.retryScheduleMs, this.leaseMs);
+    this.work = new MicroBatch((items) => this.handleBatch(items), JOB_BATCH);
+    this.results = new MicroBatch(async (rows) => {
+      const applied = await this.deliveries.recordResults(rows);
+      const at = new Date();
+      for (const row of rows) {
+        const firstOfCycle = row.attempt === row.cycleStartAttempt + 1;
+        this.health.add(
+          { endpointId: row.endpointId, organizationId: row.organizationId, succeeded: row.status === 'succeeded', firstOfCycle },
+          at,
+        );
+      }
+      return rows.map((row) => applied.has(row.id));
+    }, RESULT_BATCH);
+    this.healthTimer = setInterval(() => void this.flushHealth(), HEALTH_FLUSH_MS);
+    this.healthTimer.unref();
+    this.requeues = new MicroBatch(async (later) => {
+      await this.jobs.addWebhooks(later);
+      return later.map(() => undefined);
+    }, REQUEUE_BATCH);
+  }
+
+  /** Job entry point: resolves when the job's work needs nothing more now; throws to be run again later. */
+  async handleJob(data: DeliverJobData): Promise<void> {
+    if (data.webhookId !== undefined) return this.work.add({ kind: 'webhook', id: data.webhookId });
+    await Promise.all((data.eventIds ?? []).map((id) => this.work.add({ kind: 'event', id })));
+  }
+
+  private async handleBatch(items: Work[]): Promise<Promise<void>[]> {
+    const eventIds = [...new Set(items.filter((w) => w.kind === 'event').map((w) => w.id))];
+    const webhookIds = [...new Set(items.filter((w) => w.kind === 'webhook').map((w) => w.id))];
+    const [states, events] = await Promise.all([this.deliveries.states(webhookIds), this.outbox.pending(eventIds)]);
+    const organizations = [...[...states.values()].map((s) => s.organizationId), ...[...events.values()].map((e) => e.organizationId)];
+    const endpoints = await this.targets.endpoints(organizations);
+    const now = new Date();
+    const leaseUntil = new Date(now.getTime() + this.leaseMs);
+    const plan = planDeliveries({
+      eventIds,
+      webhookIds,
+      states,
+      events,
+      endpoints,
+      now,
+      furthestAttemptMs: this.furthestAttemptMs,
+      admit: this.admission(),
+    });
+    // An Error until the end: a rejected promise must not exist before someone listens to it.
+    const outcome = new Map<string, Promise<void> | Error>();
+    const key = (kind: Work['kind'], id: string) => `${kind}:${id}`;
+
+    // Events: judged into their webhooks (first attempts claimed) in one transaction. One another
+    // worker judged meanwhile is carried by that worker.
+    let judged = new Set<string>();
+    if (plan.judge.length > 0) {
+      judged = await this.em.getKnex().transaction(async (trx) => {
+        const marked = await this.outbox.markProcessed(
+          trx,
+          plan.judge.map((j) => j.eventId),
+          now,
+        );
+        const rows = plan.judge.filter((j) => marked.has(j.eventId)).flatMap((j) => j.webhooks.map((w) => w.row));
+        await this.deliveries.createJudged(trx, rows, now, leaseUntil);
+        return marked;
+      });
+    }
+    for (const { eventId, webhooks } of plan.judge) {
+      if (!judged.has(eventId)) continue;
+      outcome.set(key('event', eventId), this.carry(webhooks.map((w) => ({ id: w.row.id, run: w.first ? this.start(w.first) : busy() }))));
+    }
+
+    // Webhooks: nothing to do, wait, or claim the due attempt (all in one statement) and make it.
+    for (const [id, settled] of plan.settled) {
+      const run =
+        settled.kind === 'done'
+          ? Promise.resolve()
+          : settled.kind === 'busy'
+            ? busy()
+            : new RetryLaterError(settled.delayMs, 'not due yet');
+      outcome.set(key('webhook', id), run);
+    }
+    try {
+      const claims = await this.deliveries.claim(
+        plan.claim.map((c) => ({ id: c.attempt.id, expectedAttemptCount: c.expectedAttemptCount })),
+        now,
+        leaseUntil,
+      );
+      for (const { attempt } of plan.claim) {
+        const claim = claims.get(attempt.id);
+        // Unclaimed: claimed, finished or changed by someone else since it was read; their job carries it on.
+        outcome.set(key('webhook', attempt.id), claim ? this.start({ ...attempt, ...claim }) : Promise.resolve());
+      }
+    } catch (error) {
+      // The events' attempts above are claimed and must still be made; only these fail.
+      for (const { attempt } of plan.claim) outcome.set(key('webhook', attempt.id), error as Error);
+    }
+
+    // Two jobs for one item in a batch (one per lane): the first carries it, the second is done.
+    const seen = new Set<string>();
+    return items.map((item) => {
+      const k = key(item.kind, item.id);
+      const result = seen.has(k) ? undefined : outcome.get(k);
+      seen.add(k);
+      if (result === undefined) return Promise.resolve();
+      return result instanceof Error ? Promise.reject(result) : result;
+    });
+  }
+
+  /**
+   * The outcome of an event's job: every webhook the event created, side by side, none waiting
+   * for another's answer. Each one that must be looked at again later gets a job under its own id
+   * at once; should queueing it fail, it is pending in PostgreSQL and the reconciler queues it.
+   */
+  private carry(webhooks: { id: string; run: Promise<void> | Error }[]): Promise<void> {
+    return Promise.all(
+      webhooks.map(({ id, run }) =>
+        (run instanceof Error ? Promise.reject(run) : run)
+          .catch((reason: unknown) => this.requeues.add({ id, delayMs: delayOf(reason) }))
+          .catch((error: unknown) => this.logger.warn({ err: error, webhookId: id }, 'could not queue a webhook; the reconciler will')),
+      ),
+    ).then(() => undefined);
+  }
+
+  /** Starts an attempt while the rest of the batch is still being handled; its caller listens later. */
+  private start(attempt: PlannedAttempt): Promise<void> {
+    const running = this.attempt(attempt);
+    running.catch(() => undefined);
+    return running;
+  }
+
+  /**
+   * This batch's admission policy (see Admit): an attempt while the endpoint has a free slot, or
+   * when it is at its limit but answers fast (the attempt then waits briefly for the next freed
+   * slot); a slow or unknown endpoint at its limit gets no attempt now, so it cannot tie up the
+   * worker. Counts what the batch already admitted, so it plans no more than an endpoint has room for.
+   */
+  private admission(): Admit {
+    const planned = new Map<string, number>();
+    return ({ endpointId }) => {
+      const already = planned.get(endpointId) ?? 0;
+      const hasRoom = this.limiter.count(endpointId) + already < this.config.webhook.perReceiverConcurrency;
+      if (!hasRoom && !this.limiter.isFast(endpointId)) return 'none';
+      planned.set(endpointId, already + 1);
+      return 'afterClaim';
+    };
+  }
+
+  /** Makes one claimed attempt and records its result; throws to have the job run again later. */
+  private async attempt(claim: PlannedAttempt): Promise<void> {
+    if (claim.receiver !== null && !(await this.acquireSlot(claim.receiver))) {
+      await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
+      throw busy();
+    }
+    let result: SendResult;
+    if (claim.permanent) {
+      result = { outcome: 'blocked', status: null, error: claim.permanent, durationMs: 0 };
+    } else {
+      try {
+        result = await this.send(claim);
+      } finally {
+        if (claim.receiver) this.limiter.release(claim.receiver, result! && result.outcome !== 'blocked' ? result.durationMs : undefined);
+      }
+    }
+    countAttempt(result.outcome);
+
+    const after = decideAfterAttempt(
+      { outcome: result.outcome, permanent: claim.permanent !== null, attempt: claim.attempt, cycleStartAttempt: claim.cycleStartAttempt },
+      this.config.webhook.retryScheduleMs,
+    );
+    const now = new Date();
+    const applied = await this.results.add({
+      id: claim.id,
+      organizationId: claim.organizationId,
+      endpointId: claim.endpointId,
+      attempt: claim.attempt,
+      cycleStartAttempt: claim.cycleStartAttempt,
+      durationMs: result.durationMs,
+      responseStatus: result.status,
+      error: result.error,
+      status: after.status,
+      nextAttemptAt: after.status === 'pending' ? new Date(now.getTime() + after.delayMs) : null,
+      succeededAt: after.status === 'succeeded' ? now : null,
+    });
+    if (!applied) {
+      // Redelivered (or re-claimed after our lease ran out) while the request was in flight: the
+      // webhook's current state decides what happens next, so look at it again.
+      throw new RetryLaterError(50, 'the webhook changed while its attempt was in flight');
+    }
+    if (after.status === 'succeeded') {
+      webhookDeliveryLatency.observe((now.getTime() - claim.eventCreatedAt.getTime()) / 1000);
+      return;
+    }
+    if (after.status === 'failed') {
+      this.logger.warn({ webhookId: claim.id, attempts: claim.attempt, error: result.error }, 'webhook failed after its last attempt');
+      return;
+    }
+    throw new RetryLaterError(after.delayMs, result.error ?? 'delivery failed');
+  }
+
+  private async send(claim: PlannedAttempt): Promise<SendResult> {
+    const target = claim.target as DeliveryTarget;
+    const blocked = temporaryBlock(target, claim.resourceType);
+    if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0 };
+    return this.sender.send(target.url as string, claim.payload, {
+      'content-type': 'application/json; charset=utf-8',
+      'user-agent': USER_AGENT,
+      // Signed at send time: every attempt carries its own timestamp and the secrets of this moment.
+      ...webhookSignatureHeaders(claim.id, claim.payload, { secret: target.secret as string, previous: target.previous }, new Date()),
+      'x-service-webhook-id': claim.id,
+      'x-service-webhook-event-id': claim.eventId,
+      'x-service-webhook-attempt': String(claim.attempt),
+    });
+  }
+
+  /** A slot now, or for a fast receiver the next one freed within the wait; false if none. */
+  private async acquireSlot(receiver: string): Promise<boolean> {
+    if (this.limiter.tryAcquire(receiver)) return true;
+    return this.limiter.isFast(receiver) && (await this.limiter.waitForSlot(receiver));
+  }
+
+  /** Writes the endpoints' health gathered since the last write; a failed write only delays auto-disable. */
+  private async flushHealth(): Promise<void> {
+    const changes = this.health.take();
+    try {
+      await this.deliveries.recordHealth(changes);
+    } catch (error) {
+      this.logger.warn({ err: error, endpoints: changes.length }, 'could not record endpoint health');
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.results.flush();
+    this.requeues.flush();
+    clearInterval(this.healthTimer);
+    await this.flushHealth();
+    await this.sender.close();
+  }
+}
+
+/** No attempt was made: come back shortly without spending one of the schedule's attempts. */
+function busy(): RetryLaterError {
+  return new RetryLaterError(100 + Math.round(Math.random() * 400), 'receiver has its maximum of webhooks in flight');
+}

@@ -1,0 +1,124 @@
+// maintenance/: periodic recovery of lost work, auto-disable of failing endpoints and pruning of the delivery log.
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { withAdvisoryLock } from '../../../common/scheduling/advisory-lock';
+import { Periodic } from '../../../common/scheduling/periodic';
+import { AppConfig } from '../../../config/app-config';
+import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
+import { DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
+import { WebhookEndpointsService } from '../../webhook-config/webhook-endpoints.service';
+import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import { WebhookJobs } from '../engine/webhook-jobs';
+import { attemptLeaseMs, furthestLegitimateAttemptMs } from '../engine/webhook.rules';
+
+const BATCH_SIZE = 1000;
+/** Per organization and pass: one organization's backlog leaves room for everyone else's. */
+const PER_ORGANIZATION = 100;
+const PRUNE_EVERY_RUNS = 20;
+/** Rows per pruning statement: each is its own short transaction (see BENCHMARKS.md). */
+const PRUNE_BATCH = 5000;
+/** Any fixed number shared by every worker of a deployment's database. */
+const RECONCILE_LOCK = 0x6e667477; // "nftw"
+/** Failed webhooks an endpoint's run of failures must count before it is disabled (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"). */
+export const AUTO_DISABLE_MIN_FAILED_WEBHOOKS = 10;
+
+/**
+ * PostgreSQL is the source of truth; Redis only carries work. This loop re-enqueues anything
+ * PostgreSQL says is due but that no job is moving: events not yet judged and deliveries whose
+ * next attempt is overdue (Redis emptied, a worker killed mid-attempt), a bounded number per
+ * organization per pass so one organization's backlog cannot starve the others. It also prunes
+ * the delivery log past its retention, in batches. Only one worker of a deployment runs a pass
+ * at a time (a PostgreSQL advisory lock held for the pass; a worker that dies releases it with
+ * its connection). The same pass disables endpoints whose every attempt has failed for
+ * WEBHOOK_AUTO_DISABLE_AFTER.
+ */
+@Injectable()
+export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('WebhookReconciler');
+  private readonly schedule: Periodic;
+  private runs = 0;
+
+  constructor(
+    private readonly em: EntityManager,
+    private readonly config: AppConfig,
+    private readonly outbox: DomainEventOutbox,
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly targets: DeliveryTargetReader,
+    private readonly endpointsService: WebhookEndpointsService,
+    private readonly jobs: WebhookJobs,
+  ) {
+    this.schedule = new Periodic({
+      intervalMs: config.webhook.reconcileIntervalMs,
+      run: () =>
+        this.withLock(async () => {
+          await this.reconcile();
+          await this.autoDisable();
+          this.runs += 1;
+          if (this.runs % PRUNE_EVERY_RUNS === 1) await this.prune();
+        }),
+      logger: this.logger,
+      failure: 'reconcile pass failed',
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    this.schedule.start();
+  }
+
+  /** Runs `work` if no other worker holds the reconciler's lock; null when another one does. */
+  withLock<T>(work: () => Promise<T>): Promise<T | null> {
+    return withAdvisoryLock(this.em, RECONCILE_LOCK, work);
+  }
+
+  /** One pass; returns the ids it queued. */
+  async reconcile(): Promise<string[]> {
+    const graceMs = this.config.webhook.reconcileIntervalMs;
+    const cutoff = new Date(Date.now() - graceMs);
+    // Far-future attempts were scheduled by a host whose clock ran ahead: due now (see decideAttempt).
+    const skewedAfter = new Date(
+      Date.now() + furthestLegitimateAttemptMs(this.config.webhook.retryScheduleMs, attemptLeaseMs(this.config.webhook.timeoutMs)),
+    );
+    const [events, overdue] = await Promise.all([
+      this.outbox.stuck(cutoff, BATCH_SIZE, PER_ORGANIZATION),
+      this.deliveries.overdue(cutoff, skewedAfter, BATCH_SIZE, PER_ORGANIZATION),
+    ]);
+    return this.jobs.addIfIdle({ eventIds: events.map((row) => row.id), webhookIds: [...new Set(overdue.map((row) => row.id))] });
+  }
+
+  /**
+   * Disables every enabled endpoint whose every attempt has failed for WEBHOOK_AUTO_DISABLE_AFTER
+   * with at least ten failed webhooks, counting from its last change at the earliest (so a
+   * re-enabled endpoint gets a whole window again). Returns the ids disabled.
+   */
+  async autoDisable(): Promise<string[]> {
+    const windowMs = this.config.webhook.autoDisableAfterMs;
+    const candidates = await this.deliveries.failingEndpoints(windowMs, AUTO_DISABLE_MIN_FAILED_WEBHOOKS);
+    if (candidates.length === 0) return [];
+    const endpoints = await this.targets.endpoints(candidates.map((c) => c.organizationId));
+    const now = new Date();
+    const due = candidates.filter((c) => {
+      const target = endpoints.get(c.organizationId)?.find((e) => e.endpointId === c.endpointId);
+      return target !== undefined && target.enabled && target.updatedAt.getTime() <= now.getTime() - windowMs;
+    });
+    if (due.length === 0) return [];
+    const disabled = await this.endpointsService.disableFailingEndpoints(
+      due.map(({ organizationId, endpointId }) => ({ organizationId, endpointId })),
+      now,
+    );
+    for (const endpoint of disabled)
+      this.logger.warn(endpoint, 'webhook endpoint disabled: every attempt failed for the auto-disable window');
+    return disabled.map((endpoint) => endpoint.endpointId);
+  }
+
+  /** Deletes finished webhooks and judged events past the retention, a batch per statement. */
+  async prune(): Promise<{ deliveries: number; events: number }> {
+    const before = new Date(Date.now() - this.config.webhook.retentionMs);
+    const deliveries = await this.deliveries.prune(before, PRUNE_BATCH);
+    const events = await this.outbox.prune(before, PRUNE_BATCH);
+    return { deliveries, events };
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.schedule.stop();
+  }
+}
