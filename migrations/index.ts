@@ -8,6 +8,8 @@ import { Migration20261123100000AuditChain } from './Migration20261123100000Audi
 import { Migration20261123110000WebhookSecretRotation } from './Migration20261123110000WebhookSecretRotation';
 import { Migration20261123200000WebhookEndpoints } from './Migration20261123200000WebhookEndpoints';
 import { Migration20261123210000WebhookStats } from './Migration20261123210000WebhookStats';
+import { Migration20261125000000ChainLedger } from './Migration20261125000000ChainLedger';
+import { Migration20261125010000Chain } from './Migration20261125010000Chain';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -21,4 +23,6 @@ export const MIGRATIONS = [
   { name: 'Migration20261123110000WebhookSecretRotation', class: Migration20261123110000WebhookSecretRotation },
   { name: 'Migration20261123200000WebhookEndpoints', class: Migration20261123200000WebhookEndpoints },
   { name: 'Migration20261123210000WebhookStats', class: Migration20261123210000WebhookStats },
+  { name: 'Migration20261125000000ChainLedger', class: Migration20261125000000ChainLedger },
+  { name: 'Migration20261125010000Chain', class: Migration20261125010000Chain },
 ];

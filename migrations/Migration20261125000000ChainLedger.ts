@@ -1,0 +1,5 @@
+import { Migration } from '@mikro-orm/migrations';
+
+export class Migration20261125000000ChainLedger extends Migration {
+  up(): void {}
+}
