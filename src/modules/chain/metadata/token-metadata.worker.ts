@@ -10,10 +10,10 @@ const CLAIM_LIMIT = 50;
 const CONCURRENCY = 8;
 
 /**
- * Fetches the metadata of chain tokens in the background, in processes with ROLE indexer or all:
- * claims due `pending` tokens, fetches each distinct chain token once, and writes the result (or
- * the failure with its next attempt) back through the tokens module. Looks again every
- * CHAIN_POLL_INTERVAL_MS, at once while there is more to do.
+ * Fetches the metadata of chain tokens in the background, in processes with ROLE indexer or all
+ * when CHAIN_RPC_URLS names a chain: claims due `pending` tokens, fetches each distinct chain
+ * token once, and writes the result (or the failure with its next attempt) back through the
+ * tokens module. Looks again every CHAIN_POLL_INTERVAL_MS, at once while there is more to do.
  */
 @Injectable()
 export class TokenMetadataWorker implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -30,6 +30,8 @@ export class TokenMetadataWorker implements OnApplicationBootstrap, OnApplicatio
 
   onApplicationBootstrap(): void {
     if (this.config.role !== 'indexer' && this.config.role !== 'all') return;
+    // No chain followed, no token URI to read: pending tokens wait until one is configured.
+    if (this.config.chain.rpcUrls.length === 0) return;
     this.schedule(0);
   }
 
@@ -69,7 +71,8 @@ export class TokenMetadataWorker implements OnApplicationBootstrap, OnApplicatio
     }
     const queue = [...groups.values()];
     const workers = Array.from({ length: Math.min(CONCURRENCY, queue.length) }, async () => {
-      for (let tokens = queue.shift(); tokens; tokens = queue.shift()) await this.fetchAndStore(tokens);
+      // On shutdown the rest stays claimed and is due again when its lease ends.
+      for (let tokens = queue.shift(); tokens && !this.stopped; tokens = queue.shift()) await this.fetchAndStore(tokens);
     });
     await Promise.all(workers);
     return due.length === CLAIM_LIMIT;
