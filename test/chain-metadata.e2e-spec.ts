@@ -355,5 +355,20 @@ describe('chain token metadata', () => {
       const token = await settled(t, org, tokenId);
       expect(token).toMatchObject({ metadataStatus: 'ok', metadata: expect.objectContaining({ name: 'Via the private gateway' }) });
     });
+
+    it('checks a redirect away from the gateway like any token URI', async () => {
+      meta.routes.set('/gateway/ipfs/bafyredirect/2.json', (_req, res) =>
+        res.writeHead(302, { location: `${meta.origin.replace('127.0.0.1', 'localhost')}/secret.json` }).end(),
+      );
+      meta.json('/secret.json', { name: 'internal' });
+      await chain.write(nft, ERC721_ABI, 'mint', [chain.accounts[1], 2n]);
+      await chain.write(nft, ERC721_ABI, 'setTokenURI', [2n, 'ipfs://bafyredirect/2.json']);
+      const before = meta.requests.filter((p) => p === '/secret.json').length;
+      const tokenId = await chainToken(t, org, 31337, nft, 2n, 'erc721');
+      const token = await settled(t, org, tokenId);
+      expect(token.metadataStatus).toBe('failed');
+      expect(token.metadataError).toMatch(/must not point to a private/);
+      expect(meta.requests.filter((p) => p === '/secret.json').length).toBe(before);
+    });
   });
 });
