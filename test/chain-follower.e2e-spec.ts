@@ -25,7 +25,9 @@ describe('Following a chain: movements of watched addresses', () => {
   let aliceWallet: string, bobWallet: string;
 
   beforeAll(async () => {
-    chain = await LocalChain.start();
+    // Each chain suite has a chain id of its own: the run's suites share one database, and so
+    // the followers' cursors.
+    chain = await LocalChain.start({ chainId: 31401 });
     [, alice, bob, carol] = chain.accounts;
     receiver = await new TestReceiver().start();
     t = await startFollowing(chain);
@@ -69,7 +71,7 @@ describe('Following a chain: movements of watched addresses', () => {
 
     const block = await chain.publicClient.getBlock({ blockNumber: mint.blockNumber });
     expect(transactions[0].chain).toEqual({
-      chainId: 31337,
+      chainId: 31401,
       blockNumber: Number(mint.blockNumber),
       blockHash: mint.blockHash,
       blockTimestampUtc: new Date(Number(block.timestamp) * 1000).toISOString().replace('Z', '000+00:00'),
