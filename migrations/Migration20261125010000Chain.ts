@@ -8,12 +8,13 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration20261125010000Chain extends Migration {
   up(): void {
     // One row per followed chain. The follower advances "applied_block" in the same transaction
-    // as the movements it records, so the cursor and the ledger never disagree. The lease makes
-    // one follower per chain active across instances; a lapsed lease is taken over.
+    // as the movements it records, so the cursor and the ledger never disagree; it is null until
+    // the node was first reached (the start block may be "the head then"). The lease makes one
+    // follower per chain active across instances; a lapsed lease is taken over.
     this.addSql(`
       create table "chain_cursor" (
         "chain_id" bigint primary key check ("chain_id" > 0),
-        "applied_block" bigint not null check ("applied_block" >= -1),
+        "applied_block" bigint null check ("applied_block" >= -1),
         "applied_hash" text null,
         "applied_block_time" timestamptz(6) null,
         "head_block" bigint null check ("head_block" >= 0),

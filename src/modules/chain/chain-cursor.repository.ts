@@ -5,8 +5,8 @@ import { queryRows } from '../../database/raw-sql';
 /** Where one chain's follower stands (a row of chain_cursor). */
 export interface ChainCursor {
   chainId: number;
-  /** Highest block applied; startBlock - 1 before the first one. */
-  appliedBlock: number;
+  /** Highest block applied; startBlock - 1 before the first one; null until the node was first reached. */
+  appliedBlock: number | null;
   appliedHash: string | null;
   appliedBlockTime: Date | null;
   headBlock: number | null;
@@ -25,7 +25,7 @@ export interface StoredBlock {
 
 interface CursorRow {
   chain_id: string;
-  applied_block: string;
+  applied_block: string | null;
   applied_hash: string | null;
   applied_block_time: Date | string | null;
   head_block: string | null;
@@ -45,7 +45,7 @@ const toDate = (value: Date | string | null): Date | null => (value === null ? n
 function toCursor(row: CursorRow): ChainCursor {
   return {
     chainId: Number(row.chain_id),
-    appliedBlock: Number(row.applied_block),
+    appliedBlock: row.applied_block === null ? null : Number(row.applied_block),
     appliedHash: row.applied_hash,
     appliedBlockTime: toDate(row.applied_block_time),
     headBlock: row.head_block === null ? null : Number(row.head_block),
@@ -75,36 +75,44 @@ export class ChainCursorRepository {
     return row ? toCursor(row) : null;
   }
 
-  /** Creates the chain's cursor on its first start; a cursor already there is kept as it is. */
-  async createIfMissing(chainId: number, appliedBlock: number, appliedHash: string | null, appliedBlockTime: Date | null): Promise<void> {
+  /** Creates the chain's cursor (nothing applied yet) on its first start; a cursor already there is kept. */
+  async createIfMissing(chainId: number): Promise<void> {
+    await queryRows(this.em, `insert into "chain_cursor" ("chain_id") values (?) on conflict ("chain_id") do nothing`, [chainId]);
+  }
+
+  /** Takes or renews the chain's lease for `owner` (free, lapsed or already ours); null when another live follower holds it. */
+  async acquireLease(chainId: number, owner: string, leaseMs: number): Promise<ChainCursor | null> {
+    const [row] = await queryRows<CursorRow>(
+      this.em,
+      `update "chain_cursor" set "lease_owner" = ?, "lease_until" = clock_timestamp() + ? * interval '1 millisecond', "updated_at" = clock_timestamp()
+       where "chain_id" = ? and ("lease_owner" = ? or "lease_owner" is null or "lease_until" < clock_timestamp())
+       returning ${CURSOR_COLUMNS}`,
+      [owner, leaseMs, chainId, owner],
+    );
+    return row ? toCursor(row) : null;
+  }
+
+  /** The node's head as the lease holder last saw it. */
+  async recordHead(chainId: number, owner: string, head: { block: number; time: Date | null }): Promise<void> {
     await queryRows(
       this.em,
-      `insert into "chain_cursor" ("chain_id", "applied_block", "applied_hash", "applied_block_time")
-       values (?, ?, ?, ?) on conflict ("chain_id") do nothing`,
-      [chainId, appliedBlock, appliedHash, appliedBlockTime],
+      `update "chain_cursor" set "head_block" = ?, "head_block_time" = ?, "updated_at" = clock_timestamp() where "chain_id" = ? and "lease_owner" = ?`,
+      [head.block, head.time, chainId, owner],
     );
   }
 
-  /**
-   * Takes or renews the chain's lease for `owner` (free, lapsed or already ours) and records the
-   * head seen; null when another live follower holds it.
-   */
-  async acquireLease(
+  /** Where following begins on a chain's first start (the block before the first one to apply). */
+  async begin(
     chainId: number,
     owner: string,
-    leaseMs: number,
-    head: { block: number; time: Date | null } | null,
-  ): Promise<ChainCursor | null> {
-    const [row] = await queryRows<CursorRow>(
+    before: { blockNumber: number; blockHash: string | null; blockTime: Date | null },
+  ): Promise<void> {
+    await queryRows(
       this.em,
-      `update "chain_cursor" set "lease_owner" = ?, "lease_until" = clock_timestamp() + ? * interval '1 millisecond',
-         "head_block" = coalesce(?, "head_block"), "head_block_time" = case when ?::bigint is null then "head_block_time" else ? end,
-         "updated_at" = clock_timestamp()
-       where "chain_id" = ? and ("lease_owner" = ? or "lease_owner" is null or "lease_until" < clock_timestamp())
-       returning ${CURSOR_COLUMNS}`,
-      [owner, leaseMs, head?.block ?? null, head?.block ?? null, head?.time ?? null, chainId, owner],
+      `update "chain_cursor" set "applied_block" = ?, "applied_hash" = ?, "applied_block_time" = ?, "updated_at" = clock_timestamp()
+       where "chain_id" = ? and "lease_owner" = ? and "applied_block" is null`,
+      [before.blockNumber, before.blockHash, before.blockTime, chainId, owner],
     );
-    return row ? toCursor(row) : null;
   }
 
   /** Gives the lease up at shutdown so another instance takes over at once. */

@@ -5,6 +5,9 @@ import { ChainMovement, ChainMovementsService } from '../transactions/chain-move
 import { WalletsService } from '../wallets/wallets.service';
 import { chainIdMismatchMessage, shortReason } from './chain-clients';
 import { ChainCursor, ChainCursorRepository, StoredBlock } from './chain-cursor.repository';
+
+/** A cursor past its first start. */
+export type StartedCursor = ChainCursor & { appliedBlock: number };
 import {
   chainBlocksApplied,
   chainMovementsRecorded,
@@ -37,7 +40,7 @@ export interface FollowerDeps {
   movements: ChainMovementsService;
   wallets: WalletsService;
   /** Work to do with the lease held once the chain is caught up (wallet history replays). */
-  whenCaughtUp?: (cursor: ChainCursor) => Promise<boolean>;
+  whenCaughtUp?: (cursor: StartedCursor) => Promise<boolean>;
 }
 
 /** A step that cannot go on as planned but is no node failure: try again at once. */
@@ -132,6 +135,23 @@ export class ChainFollower {
   /** One step; true when there is more to do at once. */
   async tick(): Promise<boolean> {
     const { node, chainId, config, cursors, owner } = this.deps;
+    // The lease first (database only), so that the node's trouble shows on the chain's cursor.
+    let cursor = await cursors.acquireLease(chainId, owner, LEASE_MS);
+    if (!cursor && !(await cursors.find(chainId))) {
+      await cursors.createIfMissing(chainId);
+      cursor = await cursors.acquireLease(chainId, owner, LEASE_MS);
+    }
+    if (!cursor) {
+      if (this.leading) this.logger.log('another instance holds this chain now');
+      this.leading = false;
+      return false;
+    }
+    if (!this.leading)
+      this.logger.log(
+        `holding chain ${chainId}; following from block ${cursor.appliedBlock === null ? '(the head)' : cursor.appliedBlock + 1}`,
+      );
+    this.leading = true;
+
     if (!this.chainIdChecked) {
       // Checked at start-up too, but a node unreachable then is checked before its first use.
       const nodeChainId = await node.chainId();
@@ -141,46 +161,43 @@ export class ChainFollower {
     }
     const head = await node.header(await node.head());
     if (!head) throw new Retry();
-
-    if (!(await cursors.find(chainId))) await this.createCursor(head);
-    const cursor = await cursors.acquireLease(chainId, owner, LEASE_MS, { block: head.number, time: head.time });
-    if (!cursor) {
-      if (this.leading) this.logger.log('another instance holds this chain now');
-      this.leading = false;
-      return false;
+    await cursors.recordHead(chainId, owner, { block: head.number, time: head.time });
+    if (cursor.appliedBlock === null) {
+      await this.begin(head);
+      return true;
     }
-    if (!this.leading) this.logger.log(`following chain ${chainId} from block ${cursor.appliedBlock + 1} (head ${head.number})`);
-    this.leading = true;
+    const started = cursor as StartedCursor;
 
-    if (cursor.appliedBlock >= 0 && cursor.appliedHash !== null) {
-      const applied = cursor.appliedBlock > head.number ? null : await node.header(cursor.appliedBlock);
-      if (applied?.hash !== cursor.appliedHash) {
-        await this.unwind(cursor, head);
+    if (started.appliedBlock >= 0 && started.appliedHash !== null) {
+      const applied = started.appliedBlock > head.number ? null : await node.header(started.appliedBlock);
+      if (applied?.hash !== started.appliedHash) {
+        await this.unwind(started, head);
         return true;
       }
     }
 
     const target = head.number - config.chain.confirmations;
-    if (cursor.appliedBlock >= target) {
-      if (cursor.lastError !== null) await cursors.recordError(chainId, owner, null);
-      return this.deps.whenCaughtUp ? this.deps.whenCaughtUp(cursor) : false;
+    if (started.appliedBlock >= target) {
+      if (started.lastError !== null) await cursors.recordError(chainId, owner, null);
+      return this.deps.whenCaughtUp ? this.deps.whenCaughtUp(started) : false;
     }
-    const from = cursor.appliedBlock + 1;
+    const from = started.appliedBlock + 1;
     const to = Math.min(target, from + this.range - 1);
-    await this.applyRange(cursor, from, to, head);
+    await this.applyRange(started, from, to, head);
     return to < target;
   }
 
   /** The first start on a chain: begin at CHAIN_START_BLOCK, or at the head. */
-  private async createCursor(head: BlockHeader): Promise<void> {
-    const { node, chainId, config, cursors, em } = this.deps;
+  private async begin(head: BlockHeader): Promise<void> {
+    const { node, chainId, config, cursors, em, owner } = this.deps;
     const start = Math.min(config.chain.startBlock ?? head.number, head.number + 1);
     const before = start > 0 ? await node.header(start - 1) : null;
-    await cursors.createIfMissing(chainId, start - 1, before?.hash ?? null, before?.time ?? null);
+    await cursors.begin(chainId, owner, { blockNumber: start - 1, blockHash: before?.hash ?? null, blockTime: before?.time ?? null });
     if (before) await cursors.storeBlocks(em, chainId, [{ blockNumber: before.number, blockHash: before.hash, blockTime: before.time }]);
+    this.logger.log(`chain ${chainId}: first start, following from block ${start}`);
   }
 
-  private async applyRange(cursor: ChainCursor, from: number, to: number, head: BlockHeader): Promise<void> {
+  private async applyRange(cursor: StartedCursor, from: number, to: number, head: BlockHeader): Promise<void> {
     const { node, chainId, cursors, owner, config } = this.deps;
     const label = { chainId: String(chainId) };
     // The end block is read before and after the logs: if it changed, the logs may mix forks.
@@ -243,7 +260,7 @@ export class ChainFollower {
    * the node still has, revert every movement above it (newest first) and move the cursor there,
    * in one transaction. The next steps apply the canonical blocks.
    */
-  private async unwind(cursor: ChainCursor, head: BlockHeader): Promise<void> {
+  private async unwind(cursor: StartedCursor, head: BlockHeader): Promise<void> {
     const { node, chainId, cursors, owner, em: rootEm, config } = this.deps;
     const em = rootEm.fork();
     let ancestor: StoredBlock | null = null;

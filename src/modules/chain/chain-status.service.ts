@@ -13,8 +13,9 @@ const FIGURES_TTL_MS = 1000;
 /** Figures of one chain from its cursor; everything null before its follower's first step. */
 export function chainFigures(chainId: number, cursor: ChainCursor | null): ChainFigures {
   const headBlock = cursor?.headBlock ?? null;
-  const appliedBlock = cursor && cursor.appliedBlock >= 0 ? cursor.appliedBlock : null;
-  const lagBlocks = headBlock !== null && cursor ? Math.max(0, headBlock - cursor.appliedBlock) : null;
+  const applied = cursor?.appliedBlock ?? null;
+  const appliedBlock = applied !== null && applied >= 0 ? applied : null;
+  const lagBlocks = headBlock !== null && applied !== null ? Math.max(0, headBlock - applied) : null;
   const lagSeconds =
     cursor?.headBlockTime && cursor.appliedBlockTime
       ? Math.max(0, Math.round((cursor.headBlockTime.getTime() - cursor.appliedBlockTime.getTime()) / 1000))
@@ -74,7 +75,7 @@ export class ChainStatusService implements OnModuleInit, OnModuleDestroy {
       throw unprocessable('WALLET_HAS_NO_ADDRESS', `Wallet ${walletId} has no address, so it has no history on a chain.`);
     }
     const cursor = await this.cursors.find(chainId);
-    if (cursor && cursor.appliedBlock - fromBlock + 1 > MAX_SYNC_BLOCKS) {
+    if (cursor?.appliedBlock != null && cursor.appliedBlock - fromBlock + 1 > MAX_SYNC_BLOCKS) {
       throw unprocessable(
         'SYNC_RANGE_TOO_LARGE',
         `A sync replays at most ${MAX_SYNC_BLOCKS} blocks; chain ${chainId} is applied up to block ${cursor.appliedBlock}, so fromBlock must be at least ${cursor.appliedBlock - MAX_SYNC_BLOCKS + 1}.`,

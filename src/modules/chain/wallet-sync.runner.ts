@@ -4,7 +4,8 @@ import { pad } from 'viem';
 import { AppConfig } from '../../config/app-config';
 import { ChainMovement, ChainMovementsService } from '../transactions/chain-movements.service';
 import { shortReason } from './chain-clients';
-import { ChainCursor, ChainCursorRepository } from './chain-cursor.repository';
+import { ChainCursorRepository } from './chain-cursor.repository';
+import type { StartedCursor } from './chain-follower';
 import { ChainNode, isRangeRefusal } from './chain-node';
 import { decodeTransferLogs, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC } from './log-decoding';
 import { WalletSyncRepository } from './wallet-sync.repository';
@@ -36,7 +37,7 @@ export class WalletSyncRunner {
   ) {}
 
   /** One range of the oldest open replay on the chain; true when there is more to do at once. */
-  async step(chainId: number, node: ChainNode, cursor: ChainCursor, owner: string): Promise<boolean> {
+  async step(chainId: number, node: ChainNode, cursor: StartedCursor, owner: string): Promise<boolean> {
     const sync = await this.syncs.nextOpen(chainId);
     if (!sync) return false;
     try {
@@ -54,7 +55,7 @@ export class WalletSyncRunner {
     }
   }
 
-  private async replayRange(id: string, chainId: number, node: ChainNode, cursor: ChainCursor, owner: string): Promise<boolean> {
+  private async replayRange(id: string, chainId: number, node: ChainNode, cursor: StartedCursor, owner: string): Promise<boolean> {
     let sync = (await this.syncs.nextOpen(chainId))!;
     if (sync.id !== id) return true;
     if (sync.toBlock === null) {
@@ -93,7 +94,7 @@ export class WalletSyncRunner {
       if (!locked) return null;
       const stored = await this.cursors.storedHashes(em, chainId, [...new Set(movements.map((m) => m.blockNumber))]);
       if (movements.some((m) => stored.has(m.blockNumber) && stored.get(m.blockNumber) !== m.blockHash)) return null;
-      if (movements.some((m) => m.blockNumber > locked.appliedBlock)) return null;
+      if (locked.appliedBlock === null || movements.some((m) => m.blockNumber > locked.appliedBlock!)) return null;
       const open = await this.syncs.lockOpen(em, sync.id);
       if (!open || open.nextBlock !== from) return null;
       const result = await this.movements.record(em, movements);
