@@ -272,13 +272,16 @@ async function buildBackfillChain(chain: LocalChain, nft: Address, wallets: Addr
   const started = Date.now();
   const firstBlock = (await chain.blockNumber()) + 1;
   let minted = 0;
+  // Mined by hand: exactly one mintMany per block (automine may put two sends in one block).
+  await chain.setAutomine(false);
   for (let block = 0; block < BLOCKS && minted < TRANSFERS; block++) {
     const count = Math.min(perBlock, TRANSFERS - minted);
     const to = Array.from({ length: count }, (_, j) => wallets[(minted + j) % wallets.length]);
-    // Automine: one transaction, one block; send returns once it is mined.
     await chain.send(nft, ERC721_ABI, 'mintMany', [to, BigInt(minted + 1)]);
+    await chain.mine(1);
     minted += count;
   }
+  await chain.setAutomine(true);
   const last = await chain.blockNumber();
   log(`chain built: ${minted} mints in blocks ${firstBlock}..${last} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   return { firstBlock, seconds: (Date.now() - started) / 1000 };
@@ -367,6 +370,7 @@ async function steady(chain: LocalChain, db: Client, nft: Address, wallets: Addr
   })();
   const fromBlock = lastSeen + 1;
   const sentAt = new Map<Hash, number>();
+  const baseline = receiver.transactions.size;
   const total = STEADY_RATE * STEADY_S;
   const started = Date.now();
   log(`steady: ${total} mints at ${STEADY_RATE}/s on 1-second blocks`);
@@ -379,7 +383,6 @@ async function steady(chain: LocalChain, db: Client, nft: Address, wallets: Addr
     sentAt.set(hash, before);
   }
   log('steady: all sent; waiting for their webhooks');
-  const baseline = receiver.transactions.size;
   await waitFor('steady webhooks', () => receiver.transactions.size >= baseline + total, 120_000, 50);
   observing = false;
   await observer;
