@@ -36,7 +36,11 @@ const CODES: Record<number, string[]> = { 401: ['UNAUTHENTICATED', 'INVALID_API_
  * token is recorded through the API (a chain token would make POST /v1/transactions answer
  * CHAIN_MANAGED), so a metadata refresh answers TOKEN_NOT_ON_CHAIN.
  */
-const PAST_ACCESS_422: Record<string, string> = { 'POST /v1/tokens/:tokenId/metadata/refresh': 'TOKEN_NOT_ON_CHAIN' };
+const PAST_ACCESS_422: Record<string, string> = {
+  'POST /v1/tokens/:tokenId/metadata/refresh': 'TOKEN_NOT_ON_CHAIN',
+  // The matrix's app follows no chain, so a wallet sync names an unknown one.
+  'POST /v1/wallets/:walletId/sync': 'UNKNOWN_CHAIN',
+};
 
 describe('authorization matrix over every route', () => {
   let t: TestApp;
