@@ -123,8 +123,11 @@ export class TokensService {
       em,
       `select t."id", t."organization_id", t."chain_id"::text as "chain_id", t."contract_address", t."blockchain_token_id"
          from unnest(?::uuid[], ?::bigint[], ?::text[], ?::text[]) as k("organization_id", "chain_id", "contract_address", "blockchain_token_id")
-         join "token" t on t."organization_id" = k."organization_id" and t."chain_id" = k."chain_id"
-          and t."contract_address" = k."contract_address" and t."blockchain_token_id" = k."blockchain_token_id"`,
+         -- LATERAL: one probe of the unique key per token, whatever the planner guesses of unnest.
+         cross join lateral (
+           select * from "token" t where t."organization_id" = k."organization_id" and t."chain_id" = k."chain_id"
+              and t."contract_address" = k."contract_address" and t."blockchain_token_id" = k."blockchain_token_id"
+         ) t`,
       [
         keys.map((k) => k.organizationId),
         keys.map((k) => k.chainId),

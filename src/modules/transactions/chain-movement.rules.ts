@@ -93,10 +93,12 @@ export function planChainMovements(
   const seen = new Set(recorded);
   const rows: PlannedChainRow[] = [];
   let skipped = 0;
+  const concerned = organizationsByAddress(walletsByOrganization);
 
   for (const [index, m] of movements.entries()) {
     const amount = BigInt(m.amount);
-    for (const [organizationId, wallets] of walletsByOrganization) {
+    for (const organizationId of concerned(m)) {
+      const wallets = walletsByOrganization.get(organizationId)!;
       let fromWalletId = m.from === ZERO_ADDRESS ? null : (wallets.get(m.from) ?? null);
       const toWalletId = m.to === ZERO_ADDRESS ? null : (wallets.get(m.to) ?? null);
       if (fromWalletId === null && toWalletId === null) continue;
@@ -131,6 +133,32 @@ export function planChainMovements(
     if (delta !== 0n) changes.set(key, delta);
   }
   return { rows, skipped, changes };
+}
+
+/**
+ * The organizations a movement concerns (a wallet at its sender or receiver), in the order of
+ * `walletsByOrganization`, found through an address index: the cost per movement does not grow
+ * with the number of organizations watching other addresses.
+ */
+export function organizationsByAddress(
+  walletsByOrganization: ReadonlyMap<string, ReadonlyMap<string, string>>,
+): (m: Pick<ChainMovement, 'from' | 'to'>) => string[] {
+  const rank = new Map([...walletsByOrganization.keys()].map((organizationId, i) => [organizationId, i]));
+  const byAddress = new Map<string, string[]>();
+  for (const [organizationId, wallets] of walletsByOrganization) {
+    for (const address of wallets.keys()) {
+      const list = byAddress.get(address) ?? [];
+      list.push(organizationId);
+      byAddress.set(address, list);
+    }
+  }
+  return (m) => {
+    const from = m.from === ZERO_ADDRESS ? [] : (byAddress.get(m.from) ?? []);
+    const to = m.to === ZERO_ADDRESS ? [] : (byAddress.get(m.to) ?? []);
+    if (from.length === 0) return to;
+    if (to.length === 0) return from;
+    return [...new Set([...from, ...to])].sort((x, y) => rank.get(x)! - rank.get(y)!);
+  };
 }
 
 export interface RecordedChainRow {

@@ -10,6 +10,7 @@ import {
   ChainMovement,
   chainTokenRef,
   movementKey,
+  organizationsByAddress,
   planChainMovements,
   RecordedChainRow,
   revertChanges,
@@ -60,18 +61,20 @@ export class ChainMovementsService {
       if (!wallets.has(wallet.address)) wallets.set(wallet.address, wallet.walletId);
       walletsByOrganization.set(wallet.organizationId, wallets);
     }
+    const concerns = organizationsByAddress(walletsByOrganization);
     const concerned: { movement: ChainMovement; organizationId: string; walletIds: string[] }[] = [];
     for (const movement of movements) {
-      for (const [organizationId, wallets] of walletsByOrganization) {
+      for (const organizationId of concerns(movement)) {
+        const wallets = walletsByOrganization.get(organizationId)!;
         const walletIds = [wallets.get(movement.from), wallets.get(movement.to)].filter((id): id is string => id !== undefined);
-        if (walletIds.length > 0) concerned.push({ movement, organizationId, walletIds });
+        concerned.push({ movement, organizationId, walletIds });
       }
     }
     const unconcerned = movements.length - new Set(concerned.map((c) => c.movement)).size;
     if (concerned.length === 0) return { recorded: 0, skipped: unconcerned, newTokenIds: [] };
 
-    // 2. The tokens already known, and every balance row they may touch locked (created at zero
-    //    when missing) in (wallet, token) order, so the in-memory replay below is exact until commit.
+    // 2. The tokens already known, and every existing balance row they may touch locked in
+    //    (wallet, token) order, so the in-memory replay below is exact until commit.
     const tokenKeys = uniqueBy(
       concerned.map(({ movement, organizationId }) => tokenKeyOf(organizationId, movement)),
       chainTokenKey,
@@ -80,7 +83,7 @@ export class ChainMovementsService {
     const lockPairs = uniqueBy(
       concerned.flatMap(({ movement, organizationId, walletIds }) => {
         const tokenId = known.get(chainTokenRef(organizationId, movement));
-        return tokenId === undefined ? [] : walletIds.map((walletId) => ({ walletId, tokenId, organizationId }));
+        return tokenId === undefined ? [] : walletIds.map((walletId) => ({ walletId, tokenId }));
       }),
       (p) => `${p.walletId}/${p.tokenId}`,
     );
@@ -201,16 +204,12 @@ export class ChainMovementsService {
     // Undone in one net step: newest first from a consistent ledger passes only through states
     // that once were, so no intermediate balance is negative and neither is the net result.
     const changes = revertChanges(rows);
-    await lockBalances(
+    // A sender whose row was never written (its net change was zero) gets the row back.
+    const organizationOfToken = new Map(rows.map((r) => [r.tokenId, r.organizationId]));
+    await addToBalances(
       em,
-      changes.map((c) => ({ walletId: c.walletId, tokenId: c.tokenId, organizationId: null })),
-    );
-    await queryRows(
-      em,
-      `update "balance" b set "amount" = b."amount" + c."delta", "updated_at" = now()
-         from unnest(?::uuid[], ?::uuid[], ?::numeric[]) as c("wallet_id", "token_id", "delta")
-        where b."wallet_id" = c."wallet_id" and b."token_id" = c."token_id"`,
-      [changes.map((c) => c.walletId), changes.map((c) => c.tokenId), changes.map((c) => c.delta.toString())],
+      changes.map((c) => ({ ...c, organizationId: organizationOfToken.get(c.tokenId)! })),
+      await lockBalances(em, changes),
     );
     await queryRows(em, `update "nft_transaction" set "status" = 'reverted' where "id" = any(?::uuid[])`, [rows.map((r) => r.id)]);
 
@@ -243,10 +242,14 @@ export class ChainMovementsService {
       em,
       `select x."organization_id", x."chain_id"::text as "chain_id", x."transaction_hash", x."log_index", coalesce(x."batch_index", -1) as "batch_index"
          from unnest(?::uuid[], ?::bigint[], ?::text[], ?::int[], ?::int[]) as k("organization_id", "chain_id", "transaction_hash", "log_index", "batch_index")
-         join "nft_transaction" x
-           on x."organization_id" = k."organization_id" and x."chain_id" = k."chain_id" and x."transaction_hash" = k."transaction_hash"
-          and x."log_index" = k."log_index" and coalesce(x."batch_index", -1) = k."batch_index"
-          and x."chain_id" is not null and x."status" = 'confirmed'`,
+         -- LATERAL: one probe of the exactly-once index per key. A plain join lets the planner,
+         -- which guesses 10 rows for unnest, walk the whole index once per key instead.
+         cross join lateral (
+           select x."organization_id", x."chain_id", x."transaction_hash", x."log_index", x."batch_index" from "nft_transaction" x
+            where x."organization_id" = k."organization_id" and x."chain_id" = k."chain_id" and x."transaction_hash" = k."transaction_hash"
+              and x."log_index" = k."log_index" and coalesce(x."batch_index", -1) = k."batch_index"
+              and x."chain_id" is not null and x."status" = 'confirmed'
+         ) x`,
       [
         concerned.map((c) => c.organizationId),
         concerned.map((c) => c.movement.chainId),
@@ -279,45 +282,30 @@ function tokenKeyOf(organizationId: string, m: ChainMovement): ChainTokenKey {
 }
 
 /**
- * Locks the balance rows of `pairs` in ONE statement that walks them in (wallet, token) order, the
- * order every balance writer locks in; a missing row is created at zero when its organization is
- * given. Returns the locked amounts by `walletId/tokenId`.
+ * Locks the existing balance rows of `pairs` in ONE statement that walks them in (wallet, token)
+ * order, the order every balance writer locks in, without writing them. Returns the locked
+ * amounts by `walletId/tokenId`; a pair without a row holds zero (its row is created when credited).
  */
-async function lockBalances(
-  em: EntityManager,
-  pairs: { walletId: string; tokenId: string; organizationId: string | null }[],
-): Promise<Map<string, bigint>> {
+async function lockBalances(em: EntityManager, pairs: { walletId: string; tokenId: string }[]): Promise<Map<string, bigint>> {
   if (pairs.length === 0) return new Map();
   const sorted = [...pairs].sort((a, b) => compare(a.walletId, b.walletId) || compare(a.tokenId, b.tokenId));
-  const creatable = sorted.filter((p) => p.organizationId !== null);
-  const rows =
-    creatable.length === sorted.length
-      ? await queryRows<{ wallet_id: string; token_id: string; amount: string }>(
-          em,
-          `insert into "balance" ("wallet_id", "token_id", "organization_id", "amount", "updated_at")
-           select p."wallet_id", p."token_id", p."organization_id", 0, now()
-             from unnest(?::uuid[], ?::uuid[], ?::uuid[]) with ordinality as p("wallet_id", "token_id", "organization_id", "n")
-            order by p."n"
-           on conflict ("wallet_id", "token_id") do update set "amount" = "balance"."amount"
-           returning "wallet_id", "token_id", "amount"::text as "amount"`,
-          [sorted.map((p) => p.walletId), sorted.map((p) => p.tokenId), sorted.map((p) => p.organizationId)],
-        )
-      : await queryRows<{ wallet_id: string; token_id: string; amount: string }>(
-          em,
-          `select b."wallet_id", b."token_id", b."amount"::text as "amount"
-             from "balance" b
-             join unnest(?::uuid[], ?::uuid[]) as p("wallet_id", "token_id") on b."wallet_id" = p."wallet_id" and b."token_id" = p."token_id"
-            order by b."wallet_id", b."token_id"
-              for update of b`,
-          [sorted.map((p) => p.walletId), sorted.map((p) => p.tokenId)],
-        );
+  const rows = await queryRows<{ wallet_id: string; token_id: string; amount: string }>(
+    em,
+    `select b."wallet_id", b."token_id", b."amount"::text as "amount"
+       from unnest(?::uuid[], ?::uuid[]) with ordinality as p("wallet_id", "token_id", "n")
+       cross join lateral (
+         select * from "balance" b where b."wallet_id" = p."wallet_id" and b."token_id" = p."token_id" for update
+       ) b
+      order by p."n"`,
+    [sorted.map((p) => p.walletId), sorted.map((p) => p.tokenId)],
+  );
   return new Map(rows.map((row) => [`${row.wallet_id}/${row.token_id}`, BigInt(row.amount)]));
 }
 
 /**
  * Adds each delta to its balance row, in (wallet, token) order: rows locked by lockBalances are
- * updated in place (one statement), rows of tokens this transaction created are inserted (one
- * statement; only credits reach them). The table's `amount >= 0` check is the last guard: a
+ * updated in place (one statement), the others (never held: only credits reach them) are
+ * inserted, or added to if one appeared meanwhile (one statement). The table's `amount >= 0` check is the last guard: a
  * negative result fails the whole transaction.
  */
 async function addToBalances(
