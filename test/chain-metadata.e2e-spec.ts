@@ -6,7 +6,7 @@ import { Address } from 'viem';
 import { TokensService } from '../src/modules/tokens/tokens.service';
 import { ERC1155_ABI, ERC721_ABI, LocalChain, erc1155HexId } from './support/evm';
 import { bearer, createApiKey, createOrganization, expectProblem, TestOrganization } from './support/factories';
-import { eventsFor, UNKNOWN_ID } from './support/nft';
+import { eventsFor, newAddress, UNKNOWN_ID } from './support/nft';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
 import { configureWebhooks } from './support/webhooks';
@@ -123,6 +123,8 @@ describe('chain token metadata', () => {
         CHAIN_POLL_INTERVAL_MS: '100',
         IPFS_GATEWAY_URL: `${meta.origin}/gateway/ipfs/`,
         METADATA_MAX_BYTES: String(MAX_BYTES),
+        // The follower records at once: the first test watches a token go from mint to metadata.
+        CHAIN_CONFIRMATIONS: '0',
       });
       org = await createOrganization(t);
       await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET, webhookTypes: ['nft'] });
@@ -132,6 +134,29 @@ describe('chain token metadata', () => {
     afterAll(async () => {
       await t?.close();
       await receiver?.stop();
+    });
+
+    it('a token minted on chain to a watched wallet is created pending, then its metadata fills in', async () => {
+      const address = newAddress();
+      const wallet = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: 'watched', address }).expect(201);
+      const id = nextId++;
+      // The URI first, so that whenever the worker reads it, it is there.
+      await chain.write(nft, ERC721_ABI, 'setTokenURI', [id, `data:application/json,${encodeURIComponent('{"name":"Minted on chain"}')}`]);
+      await chain.write(nft, ERC721_ABI, 'mint', [address, id]);
+
+      const balances = await waitUntil(
+        () => t.http().get(`/v2/wallets/${wallet.body.id}/nft-balances`).set(bearer(org.adminKey)),
+        (res) => res.status === 200 && res.body.nftTokenBalances.length === 1,
+      );
+      const tokenId: string = balances.body.nftTokenBalances[0].tokenId;
+      const token = await settled(t, org, tokenId);
+      expect(token).toMatchObject({ chainId: 31337, metadataStatus: 'ok', metadataError: null, blockchainTokenId: String(id) });
+      expect(token.metadata.name).toBe('Minted on chain');
+      const webhooks = await receiver.waitFor((r) => r.filter((w) => w.body.resourceId === tokenId).length === 2);
+      expect(webhooks.filter((w) => w.body.resourceId === tokenId).map((w) => [w.body.action, w.body.changes])).toEqual([
+        ['create', null],
+        ['update', { name: 'Minted on chain' }],
+      ]);
     });
 
     it('fills the six fields from a base64 data: URI, leaves the others null, and sends nft update with the changes', async () => {
