@@ -308,7 +308,7 @@ describe('chain movements in the ledger', () => {
 
   it('refuses API movements of chain tokens with 422 CHAIN_MANAGED, single and batch, changing nothing', async () => {
     const api = nftApi(t, o1.adminKey);
-    const t6 = (await tokenIdOf(o1, f6));
+    const t6 = await tokenIdOf(o1, f6);
     const before = { a: await held(o1, wallets.o1A), b: await held(o1, wallets.o1B) };
     const events = await sql(t, 'select count(*)::text as n from "domain_event" where "organization_id" = ?', [o1.id]);
 
@@ -398,7 +398,7 @@ describe('chain movements in the ledger', () => {
     expect(await revertFrom(200)).toBe(0);
     // Revert everything from the start: every balance back to zero, never below.
     expect(await revertFrom(0)).toBe(8 + 6);
-    expect(await held(o1, wallets.o1A)).toEqual(expect.not.objectContaining({ [(await tokenIdOf(o1, f5))]: expect.anything() }));
+    expect(await held(o1, wallets.o1A)).toEqual(expect.not.objectContaining({ [await tokenIdOf(o1, f5)]: expect.anything() }));
     const left = await sql<{ n: string }>(
       t,
       `select count(*)::text as n from "balance" b join "token" tk on tk."id" = b."token_id" where tk."chain_id" = ? and b."amount" <> 0 and b."organization_id" in (?, ?)`,
