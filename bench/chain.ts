@@ -18,9 +18,11 @@
  * eth_call and one update per new token) but no metadata update webhook is sent.
  *
  * Environment (all optional): BENCH_DATABASE_BASE_URL (postgresql://postgres@127.0.0.1:5432),
- * REDIS_URL, BENCH_CHAIN_WEBHOOK_TYPES (transaction,nft), BENCH_CHAIN_TRANSFERS (10000), BENCH_CHAIN_BLOCKS (1000), BENCH_CHAIN_WALLETS (1000),
- * BENCH_CHAIN_STEADY_RATE (50), BENCH_CHAIN_STEADY_S (30), BENCH_CHAIN_POLL_MS (250, the
- * indexer's CHAIN_POLL_INTERVAL_MS), BENCH_CHAIN_ONLY (backfill,steady), BENCH_KEEP_DB=1.
+ * REDIS_URL, BENCH_CHAIN_WEBHOOK_TYPES (transaction,nft), BENCH_CHAIN_TRANSFERS (10000),
+ * BENCH_CHAIN_BLOCKS (1000), BENCH_CHAIN_WALLETS (1000), BENCH_CHAIN_STEADY_RATE (50),
+ * BENCH_CHAIN_STEADY_S (30), BENCH_CHAIN_POLL_MS (250, the indexer's CHAIN_POLL_INTERVAL_MS),
+ * BENCH_CHAIN_ONLY (backfill,steady), BENCH_KEEP_DB=1; the service tuning variables
+ * WEBHOOK_CONCURRENCY, WEBHOOK_PER_RECEIVER_CONCURRENCY and DB_POOL_MAX are passed on.
  * Results: bench/results/chain-<ISO time>.json and a Markdown table on stdout.
  */
 import { ChildProcess, spawn } from 'node:child_process';
@@ -131,6 +133,13 @@ class Service {
           WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
           RATE_LIMIT_PER_KEY: '10000000',
           RATE_LIMIT_PER_IP: '10000000',
+          // Delivery tuning passed on as `npm run bench` does.
+          ...Object.fromEntries(
+            Object.entries(env).filter(
+              (e): e is [string, string] =>
+                /^(WEBHOOK_CONCURRENCY|WEBHOOK_PER_RECEIVER_CONCURRENCY|DB_POOL_MAX)$/.test(e[0]) && e[1] !== undefined,
+            ),
+          ),
           ...extra,
         },
       });
