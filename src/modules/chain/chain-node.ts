@@ -1,4 +1,4 @@
-import { BaseError, HttpRequestError, PublicClient, RpcRequestError, TimeoutError } from 'viem';
+import { BaseError, HttpRequestError, PublicClient, ResponseBodyTooLargeError, RpcRequestError, TimeoutError } from 'viem';
 import { RpcLog } from './log-decoding';
 
 /** A block header, as much of it as following needs. */
@@ -78,6 +78,9 @@ const RANGE_REFUSAL = /range|limit|too many|exceed|max(imum)? .*results|response
  */
 export function isRangeRefusal(error: unknown): boolean {
   if (!(error instanceof BaseError)) return false;
+  // The client reads at most 10 MiB per answer (viem's bound, kept: a busy range must not take the
+  // process's memory); a range whose logs exceed it is split like a refused one.
+  if (error.walk((e) => e instanceof ResponseBodyTooLargeError)) return true;
   if (error.walk((e) => e instanceof TimeoutError)) return false;
   const http = error.walk((e) => e instanceof HttpRequestError) as HttpRequestError | null;
   if (http) {
