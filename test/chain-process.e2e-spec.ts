@@ -1,7 +1,7 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
-import { bearer, createOrganization, TestOrganization } from './support/factories';
+import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { ERC721_ABI, LocalChain } from './support/evm';
 import { followEnv, walletAt } from './support/chain-fixture';
 import { sql } from './support/nft';
@@ -73,6 +73,27 @@ describe('Following a chain: start-up against the node', () => {
     expect(lines[0]).toBe(
       `CHAIN_RPC_URLS: chain 1 is configured at http://127.0.0.1:${chain.port}, but that node reports chain id 31405; correct the chain id or the URL in CHAIN_RPC_URLS`,
     );
+  });
+
+  it('ROLE=indexer follows the chain and serves only its probes and metrics', async () => {
+    const indexer = await createTestApp({ ...followEnv(chain), ROLE: 'indexer' });
+    try {
+      await chain.mine(2);
+      const head = await chain.blockNumber();
+      await waitUntil(
+        () =>
+          sql<{ applied_block: string | null }>(indexer, 'select "applied_block" from "chain_cursor" where "chain_id" = ?', [
+            chain.chainId,
+          ]),
+        (rows) => Number(rows[0]?.applied_block ?? -1) >= head,
+      );
+      await indexer.http().get('/health/ready').expect(200);
+      expect((await indexer.http().get('/metrics').expect(200)).text).toContain(`chain_applied_block{chainId="${chain.chainId}"}`);
+      expectProblem(await indexer.http().get('/v1/wallets').set(bearer(OPERATOR_KEY)), 404, 'ROUTE_NOT_FOUND');
+      expectProblem(await indexer.http().get('/admin/v1/chains').set(bearer(OPERATOR_KEY)), 404, 'ROUTE_NOT_FOUND');
+    } finally {
+      await indexer.close();
+    }
   });
 
   it('starts with a node that cannot be reached: ready, serving, and the chain shows the error', async () => {
