@@ -5,7 +5,7 @@ import { WalletsService } from '../wallets/wallets.service';
 import { ChainCursor, ChainCursorRepository } from './chain-cursor.repository';
 import { ChainFigures, registerChainFiguresSampler } from './chain-metrics';
 import { WalletSync, WalletSyncRepository } from './wallet-sync.repository';
-import { MAX_SYNC_BLOCKS } from './wallet-sync.runner';
+import { syncRangeRefusal } from './wallet-sync.rules';
 
 /** How long one reading of the cursors serves /metrics (its gauges are collected one by one). */
 const FIGURES_TTL_MS = 1000;
@@ -75,12 +75,8 @@ export class ChainStatusService implements OnModuleInit, OnModuleDestroy {
       throw unprocessable('WALLET_HAS_NO_ADDRESS', `Wallet ${walletId} has no address, so it has no history on a chain.`);
     }
     const cursor = await this.cursors.find(chainId);
-    if (cursor?.appliedBlock != null && cursor.appliedBlock - fromBlock + 1 > MAX_SYNC_BLOCKS) {
-      throw unprocessable(
-        'SYNC_RANGE_TOO_LARGE',
-        `A sync replays at most ${MAX_SYNC_BLOCKS} blocks; chain ${chainId} is applied up to block ${cursor.appliedBlock}, so fromBlock must be at least ${cursor.appliedBlock - MAX_SYNC_BLOCKS + 1}.`,
-      );
-    }
+    const refusal = syncRangeRefusal(cursor?.appliedBlock ?? null, fromBlock);
+    if (refusal !== null) throw unprocessable('SYNC_RANGE_TOO_LARGE', refusal);
     return this.syncs.openOrExisting({ organizationId, walletId, chainId, address, fromBlock });
   }
 }

@@ -9,9 +9,8 @@ import type { StartedCursor } from './chain-follower';
 import { ChainNode, isRangeRefusal } from './chain-node';
 import { decodeTransferLogs, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC } from './log-decoding';
 import { WalletSyncRepository } from './wallet-sync.repository';
+import { syncEndBlock } from './wallet-sync.rules';
 
-/** The longest history one replay reads, in blocks. */
-export const MAX_SYNC_BLOCKS = 1_000_000;
 /** A replay failing this many steps in a row is given up (status failed, its error kept). */
 const MAX_SYNC_FAILURES = 10;
 
@@ -59,7 +58,7 @@ export class WalletSyncRunner {
     let sync = (await this.syncs.nextOpen(chainId))!;
     if (sync.id !== id) return true;
     if (sync.toBlock === null) {
-      await this.syncs.begin(sync.id, Math.min(cursor.appliedBlock, sync.fromBlock + MAX_SYNC_BLOCKS - 1));
+      await this.syncs.begin(sync.id, syncEndBlock(cursor.appliedBlock, sync.fromBlock));
       sync = (await this.syncs.nextOpen(chainId))!;
     }
     const toBlock = sync.toBlock!;
