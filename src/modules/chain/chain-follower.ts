@@ -27,6 +27,8 @@ const STANDBY_POLL_MS = 5_000;
 const MAX_BACKOFF_MS = 30_000;
 /** Applied block hashes kept below the applied block: the deepest reorg the follower can unwind exactly. */
 export const KEPT_BLOCK_DEPTH = 4096;
+/** Pause before a step that met a changing chain (or a refused range) runs again. */
+const RETRY_MS = 50;
 /** Consecutive accepted ranges before a halved range is allowed to double again. */
 const REGROW_AFTER = 16;
 
@@ -104,7 +106,8 @@ export class ChainFollower {
   }
 
   private async failed(error: unknown): Promise<number> {
-    if (error instanceof Retry) return 0;
+    // Not a failure, but not a busy loop either: whatever changed under the step settles first.
+    if (error instanceof Retry) return Math.min(this.deps.config.chain.pollIntervalMs, RETRY_MS);
     this.failures += 1;
     chainNodeErrors.inc({ chainId: String(this.deps.chainId) });
     const reason = shortReason(error);
