@@ -10,7 +10,10 @@
  * Environment (all optional): BENCH_DATABASE_BASE_URL (postgresql://postgres@127.0.0.1:5432),
  * REDIS_URL, BENCH_ROUNDS (3), BENCH_DURATION_S (6), BENCH_CONNECTIONS (10), BENCH_EVENTS (20000),
  * BENCH_STEADY_RATE (200), BENCH_STEADY_S (15), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir>,
- * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,writes,webhooks). The service tuning
+ * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,chainLedger,writes,webhooks).
+ * balancesAsOf: balances pages at a past instant of a wallet of 10,000 NFTs with 100,000 movements
+ * (bench/balances-as-of.ts); chainLedger: recording and reverting 10,000 chain movements
+ * (bench/chain-ledger.ts). The service tuning
  * variables WEBHOOK_CONCURRENCY, WEBHOOK_PER_RECEIVER_CONCURRENCY and DB_POOL_MAX are passed on.
  */
 import autocannon from 'autocannon';
@@ -32,6 +35,8 @@ import { buildWebhookBody, signWebhookBody } from '../src/modules/webhooks/engin
 import { formatUtc } from '../src/common/time';
 import { fixedRateReads, RequestPathHarness, requestCounts, requestPathGoals, requestPathTable, writeScenarios } from './request-path';
 import { CpuMeter, measureCpu } from './webhook-cpu';
+import { balancesAsOfScenario } from './balances-as-of';
+import { chainLedgerScenario } from './chain-ledger';
 
 const ROOT = resolve(__dirname, '..');
 const env = process.env;
@@ -41,7 +46,9 @@ const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 10);
 const EVENTS = Number(env.BENCH_EVENTS ?? 20_000);
 const STEADY_RATE = Number(env.BENCH_STEADY_RATE ?? 200);
 const STEADY_S = Number(env.BENCH_STEADY_S ?? 15);
-const ONLY = new Set((env.BENCH_ONLY ?? 'readBalances,readToken,readTokenFixedRate,largeWallet,writes,webhooks').split(','));
+const ONLY = new Set(
+  (env.BENCH_ONLY ?? 'readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,chainLedger,writes,webhooks').split(','),
+);
 const wants = (name: string) => ONLY.has(name);
 const REDIS_URL = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** The service's default per-receiver concurrency: the baseline loop posts at the same concurrency. */
@@ -612,6 +619,23 @@ async function main(): Promise<void> {
       await stopChild(baseline.child);
     }
 
+    if (wants('balancesAsOf')) {
+      result.balancesAsOf = await balancesAsOfScenario({
+        db,
+        serviceUrl: service.url,
+        key: data.readOrg.key,
+        organizationId: data.readOrg.id,
+        createWallet: async () => (await api<{ id: string }>(service, 'POST', '/v1/wallets', data.readOrg.key, { name: 'as of' })).id,
+        contractSql: (n) => contractSql(`((${n}) % ${CONTRACTS}) + 1`),
+        load,
+        log,
+      });
+    }
+    if (wants('chainLedger')) {
+      const org = await harness.createOrg('bench chain ledger');
+      result.chainLedger = await chainLedgerScenario({ databaseUrl, db, organizationId: org.id, log });
+    }
+
     if (wants('writes')) Object.assign(result, await writeScenarios(harness));
 
     if (wants('webhooks')) {
@@ -821,6 +845,19 @@ function table(r: Record<string, unknown>): string {
         `| fan-out (${f.events} events × ${f.endpoints} endpoints, 1 worker) | ${f.webhooksPerSecond} webhooks/s, ${f.cpuMsPerWebhook} CPU ms per webhook, p99 ${f.service.latencyP99Ms} ms | ${f.singleEndpoint.webhooksPerSecond}/s, ${f.singleEndpoint.cpuMsPerWebhook} CPU ms (1 endpoint) | | |`,
       );
     }
+  }
+  if (x.balancesAsOf) {
+    const v = x.balancesAsOf;
+    const f = (p: { meanMs: number; p99: number }) => `mean ${p.meanMs} ms (p99 ${p.p99})`;
+    lines.push(
+      `| balances page asOf, wallet of ${v.tokens} NFTs, ${v.movements} movements (1 connection) | end: first ${f(v.endFirstPage)}, middle ${f(v.endMiddlePage)}; middle instant: first ${f(v.middleInstantFirstPage)}, middle ${f(v.middleInstantMiddlePage)} | now: ${f(v.currentFirstPage)} | | well under 100 ms |`,
+    );
+  }
+  if (x.chainLedger) {
+    const v = x.chainLedger;
+    lines.push(
+      `| chain ledger, ${v.movements} movements to ${v.wallets} wallets (one transaction each) | record mints ${v.recordMintsMs} ms, repeat ${v.recordRepeatMs} ms, transfers ${v.recordTransfersMs} ms, revert all ${v.revert20kMs} ms | | | |`,
+    );
   }
   if (x.largeWallet) {
     for (const [size, v] of Object.entries(x.largeWallet as Record<string, any>)) {

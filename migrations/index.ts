@@ -8,6 +8,8 @@ import { Migration20261123100000AuditChain } from './Migration20261123100000Audi
 import { Migration20261123110000WebhookSecretRotation } from './Migration20261123110000WebhookSecretRotation';
 import { Migration20261123200000WebhookEndpoints } from './Migration20261123200000WebhookEndpoints';
 import { Migration20261123210000WebhookStats } from './Migration20261123210000WebhookStats';
+import { Migration20261125000000ChainLedger } from './Migration20261125000000ChainLedger';
+import { Migration20261125010000Chain } from './Migration20261125010000Chain';
 import { Migration20261125020000OneEndpointTable } from './Migration20261125020000OneEndpointTable';
 import { Migration20261125030000AuditImmutable } from './Migration20261125030000AuditImmutable';
 
@@ -23,6 +25,8 @@ export const MIGRATIONS = [
   { name: 'Migration20261123110000WebhookSecretRotation', class: Migration20261123110000WebhookSecretRotation },
   { name: 'Migration20261123200000WebhookEndpoints', class: Migration20261123200000WebhookEndpoints },
   { name: 'Migration20261123210000WebhookStats', class: Migration20261123210000WebhookStats },
+  { name: 'Migration20261125000000ChainLedger', class: Migration20261125000000ChainLedger },
+  { name: 'Migration20261125010000Chain', class: Migration20261125010000Chain },
   { name: 'Migration20261125020000OneEndpointTable', class: Migration20261125020000OneEndpointTable },
   { name: 'Migration20261125030000AuditImmutable', class: Migration20261125030000AuditImmutable },
 ];

@@ -10,6 +10,7 @@ import { serviceBounds } from './database/mikro-orm.options';
 import { INSTALLED_EXTENSIONS } from './extensions/installed';
 import { loggerParams } from './logging';
 import { AuditModule } from './modules/audit/audit.module';
+import { ChainModule } from './modules/chain/chain.module';
 import { DomainEventsModule } from './modules/domain-events/domain-events.module';
 import { HealthModule } from './modules/health/health.module';
 import { OrganizationsModule } from './modules/organizations/organizations.module';
@@ -46,11 +47,13 @@ export class AppModule {
         WalletsModule,
         TokensModule,
         TransactionsModule,
-        WebhooksModule.register({ worker: config.role !== 'api' }),
+        // Delivery runs in worker processes; an indexer only follows chains.
+        WebhooksModule.register({ worker: config.role === 'worker' || config.role === 'all' }),
         WhitelistModule,
         WebhookConfigModule,
         RateLimitModule,
         PortalModule,
+        ChainModule,
         ...INSTALLED_EXTENSIONS,
         ...(options.extensions ?? []),
       ],

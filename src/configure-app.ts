@@ -41,12 +41,15 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     res.setHeader('cache-control', 'no-store');
     next();
   });
-  if (config.role === 'worker') {
-    // A worker serves only its probes and metrics; the API belongs to ROLE=api|all processes.
+  if (!servesApi(config)) {
+    // A worker or an indexer serves only its probes and metrics; the API belongs to ROLE=api|all processes.
     app.use((req: Request, res: Response, next: NextFunction) =>
       WORKER_PATHS.test(req.path)
         ? next()
-        : sendProblem(res, buildProblem(404, 'ROUTE_NOT_FOUND', 'This process runs with ROLE=worker and serves no API.', reqId(req))),
+        : sendProblem(
+            res,
+            buildProblem(404, 'ROUTE_NOT_FOUND', `This process runs with ROLE=${config.role} and serves no API.`, reqId(req)),
+          ),
     );
   }
   app.use(requireJsonBody);
@@ -67,7 +70,11 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   );
   // Signals are handled by main.ts (drainOnSignal): stop accepting, let in-flight requests end,
   // and only then close the modules, whose hooks would otherwise close the database under them.
-  if (config.role !== 'worker') setupSwagger(app);
+  if (servesApi(config)) setupSwagger(app);
+}
+
+function servesApi(config: AppConfig): boolean {
+  return config.role === 'api' || config.role === 'all';
 }
 
 function reqId(req: Request): string | null {

@@ -6,6 +6,7 @@ import { AppModule } from './app.module';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { configureApp } from './configure-app';
 import { migrateDatabase } from './database/migrate';
+import { ChainIdMismatchError, checkChainIds } from './modules/chain/chain-clients';
 import { checkDependencies, StartupError } from './startup-checks';
 
 async function bootstrap(): Promise<void> {
@@ -21,9 +22,13 @@ async function bootstrap(): Promise<void> {
   }
 
   await checkDependencies(config);
+  const chainWarnings = await checkChainIds(config).catch((error: unknown) => {
+    throw error instanceof ChainIdMismatchError ? new StartupError(error.message) : error;
+  });
   if (config.migrateOnStart) await migrateDatabase(config);
   const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
   configureApp(app, config);
+  for (const warning of chainWarnings) app.get(Logger).warn(warning, 'Bootstrap');
   if (config.relaxedDefaults.length > 0) {
     app
       .get(Logger)

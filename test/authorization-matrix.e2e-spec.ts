@@ -32,6 +32,17 @@ function expectedFor(access: Access, route: AppRoute, caller: Caller): Expected 
 
 const CODES: Record<number, string[]> = { 401: ['UNAUTHENTICATED', 'INVALID_API_KEY'], 403: ['FORBIDDEN'] };
 
+/**
+ * A 422 that proves the access check was passed, where the fixture's objects cannot avoid it: its
+ * token is recorded through the API (a chain token would make POST /v1/transactions answer
+ * CHAIN_MANAGED), so a metadata refresh answers TOKEN_NOT_ON_CHAIN.
+ */
+const PAST_ACCESS_422: Record<string, string> = {
+  'POST /v1/tokens/:tokenId/metadata/refresh': 'TOKEN_NOT_ON_CHAIN',
+  // The matrix's app follows no chain, so a wallet sync names an unknown one.
+  'POST /v1/wallets/:walletId/sync': 'UNKNOWN_CHAIN',
+};
+
 describe('authorization matrix over every route', () => {
   let t: TestApp;
   let receiver: TestReceiver;
@@ -123,7 +134,7 @@ describe('authorization matrix over every route', () => {
       } else if (caller.name === "another organization's admin key") {
         // Let through, but a body naming this organization's objects finds nothing.
         if (res.status >= 300 && res.status !== 404) wrong.push(`${label}, expected success or 404`);
-      } else if (res.status >= 300) {
+      } else if (res.status >= 300 && !(res.status === 422 && PAST_ACCESS_422[describeRoute(route)] === res.body?.code)) {
         // Sample bodies are valid, so a route a caller may use succeeds.
         wrong.push(`${label}, expected success`);
       }

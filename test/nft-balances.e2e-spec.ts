@@ -62,12 +62,24 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
     expect(Object.keys(item).sort()).toEqual(['amount', 'token', 'tokenId']);
     expect(item.tokenId).toBe(token.id);
     expect(item.amount).toBe('3');
-    expect(Object.keys(item.token).sort()).toEqual(['blockchainTokenId', 'contractAddress', 'id', 'metadata', 'organizationId']);
+    expect(Object.keys(item.token).sort()).toEqual([
+      'blockchainTokenId',
+      'chainId',
+      'contractAddress',
+      'id',
+      'metadata',
+      'metadataError',
+      'metadataStatus',
+      'organizationId',
+    ]);
     expect(item.token).toEqual({
       id: token.id,
       organizationId: org.id,
       contractAddress: checksum(contract),
       blockchainTokenId: '42',
+      chainId: null,
+      metadataStatus: 'ok',
+      metadataError: null,
       metadata: {
         name: 'Genesis',
         description: null,
@@ -301,7 +313,19 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
     for (const key of METADATA_KEYS) expect([schemas.TokenMetadataDto.properties[key].type].flat()).toContain('null');
     expect(Object.keys(schemas.NftTokenBalanceDto.properties).sort()).toEqual(['amount', 'token', 'tokenId']);
     expect(Object.keys(schemas.TransactionDto.properties).sort()).toEqual(
-      ['amount', 'createdAtUtc', 'fromWalletId', 'id', 'organizationId', 'toWalletId', 'tokenId', 'type'].sort(),
+      [
+        'amount',
+        'chain',
+        'createdAtUtc',
+        'fromWalletId',
+        'id',
+        'organizationId',
+        'source',
+        'status',
+        'toWalletId',
+        'tokenId',
+        'type',
+      ].sort(),
     );
     expect(Object.keys(schemas.WalletDto.properties).sort()).toEqual(['address', 'createdAtUtc', 'id', 'name', 'organizationId']);
   });

@@ -58,7 +58,17 @@ describe('tokens: POST /v1/tokens, GET /v1/tokens/{tokenId}, PATCH /v1/tokens/{t
     it('creates a token and answers the seed 2.2 shape with the 2.3 metadata, field by field', async () => {
       const contract = newAddress();
       const res = await post({ contractAddress: contract, blockchainTokenId: '42', metadata: FULL_METADATA }).expect(201);
-      expect(Object.keys(res.body).sort()).toEqual(['blockchainTokenId', 'contractAddress', 'id', 'metadata', 'organizationId']);
+      expect(Object.keys(res.body).sort()).toEqual([
+        'blockchainTokenId',
+        'chainId',
+        'contractAddress',
+        'id',
+        'metadata',
+        'metadataError',
+        'metadataStatus',
+        'organizationId',
+      ]);
+      expect(res.body).toEqual(expect.objectContaining({ chainId: null, metadataStatus: 'ok', metadataError: null }));
       expect(res.body.id).toMatch(UUID_V7);
       expect(res.body.organizationId).toBe(org.id);
       expect(res.body.contractAddress).toBe(checksum(contract));

@@ -62,6 +62,9 @@ describe('transactions: POST /v1/transactions/batch', () => {
           fromWalletId: tx.fromWalletId,
           toWalletId: tx.toWalletId,
           amount: tx.amount,
+          source: 'api',
+          status: 'confirmed',
+          chain: null,
           createdAtUtc: expect.stringMatching(UTC_TIMESTAMP),
         });
         // Each item is its own transaction, readable like any other.

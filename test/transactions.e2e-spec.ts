@@ -34,7 +34,19 @@ describe('transactions: POST /v1/transactions and GET /v1/transactions/{transact
       const token = await api.token();
       const res = await post({ tokenId: token.id, toWalletId: wallet.id }).expect(201);
       expect(Object.keys(res.body).sort()).toEqual(
-        ['amount', 'createdAtUtc', 'fromWalletId', 'id', 'organizationId', 'toWalletId', 'tokenId', 'type'].sort(),
+        [
+          'amount',
+          'chain',
+          'createdAtUtc',
+          'fromWalletId',
+          'id',
+          'organizationId',
+          'source',
+          'status',
+          'toWalletId',
+          'tokenId',
+          'type',
+        ].sort(),
       );
       expect(res.body).toEqual({
         id: expect.stringMatching(UUID_V7),
@@ -44,6 +56,9 @@ describe('transactions: POST /v1/transactions and GET /v1/transactions/{transact
         fromWalletId: null,
         toWalletId: wallet.id,
         amount: '1',
+        source: 'api',
+        status: 'confirmed',
+        chain: null,
         createdAtUtc: expect.stringMatching(UTC_TIMESTAMP),
       });
       expect(await api.allBalances(wallet.id)).toEqual([expect.objectContaining({ tokenId: token.id, amount: '1' })]);

@@ -2,7 +2,12 @@ import { parseDuration, parseDurationList } from './duration';
 import { defaultWebhookPorts, parsePortList, PortRange } from '../common/net/url-policy';
 import { parseTrustProxy } from './trust-proxy';
 
-export type ProcessRole = 'api' | 'worker' | 'all';
+/**
+ * What a process runs: `api` the HTTP API, `worker` webhook delivery and upkeep, `indexer` only
+ * the chain followers and the token metadata fetcher, `all` everything.
+ */
+export type ProcessRole = 'api' | 'worker' | 'indexer' | 'all';
+export const PROCESS_ROLES: readonly ProcessRole[] = ['api', 'worker', 'indexer', 'all'];
 export type NodeEnv = 'development' | 'test' | 'production';
 export const NODE_ENVS: readonly NodeEnv[] = ['development', 'test', 'production'];
 
@@ -113,6 +118,27 @@ export abstract class AppConfig {
     readonly port: number | null;
     readonly host: string;
   };
+  /** Following EVM chains (README.md "Following a chain"); no rpcUrls = no chain followed. */
+  abstract readonly chain: {
+    /** CHAIN_RPC_URLS `1=https://..,31337=http://..`: one entry per chain, ids unique. */
+    readonly rpcUrls: readonly ChainRpc[];
+    /** A block is applied once this many blocks sit on top of it (0 = at once). */
+    readonly confirmations: number;
+    /** First block followed on a chain's first start; null = the head at that moment. */
+    readonly startBlock: number | null;
+    readonly pollIntervalMs: number;
+    /** Blocks per eth_getLogs; halved automatically while a node refuses a range. */
+    readonly maxBlockRange: number;
+    readonly ipfsGatewayUrl: string;
+    readonly metadataTimeoutMs: number;
+    readonly metadataMaxBytes: number;
+  };
+}
+
+/** One followed EVM chain: the id its node must report and the node's JSON-RPC URL. */
+export interface ChainRpc {
+  readonly chainId: number;
+  readonly url: string;
 }
 
 export class ConfigError extends Error {}
@@ -184,7 +210,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
   };
 
   const role = str('ROLE', 'all');
-  if (!['api', 'worker', 'all'].includes(role)) errors.push(`ROLE must be api, worker or all (got "${role}")`);
+  if (!(PROCESS_ROLES as readonly string[]).includes(role)) errors.push(`ROLE must be api, worker, indexer or all (got "${role}")`);
+
+  const rpcUrls = parseChainRpcUrls(env.CHAIN_RPC_URLS, errors);
+  let startBlock: number | null = null;
+  if (isSet('CHAIN_START_BLOCK')) {
+    const raw = env.CHAIN_START_BLOCK!.trim();
+    if (/^\d{1,15}$/.test(raw)) startBlock = Number(raw);
+    else errors.push(`CHAIN_START_BLOCK must be a block number (an integer of 0 or more) (got "${env.CHAIN_START_BLOCK}")`);
+  }
 
   const operatorApiKey = env.OPERATOR_API_KEY?.trim() || null;
   if (operatorApiKey !== null && operatorApiKey.length < 16) {
@@ -334,12 +368,64 @@ export function loadConfig(env: Env = process.env): AppConfig {
       chainKey: auditChainKey,
     },
     metrics: { token: metricsToken, port: metricsPort, host: metricsHost },
+    chain: {
+      rpcUrls,
+      confirmations: int('CHAIN_CONFIRMATIONS', 12, 0, 10_000),
+      startBlock,
+      pollIntervalMs: int('CHAIN_POLL_INTERVAL_MS', 2000, 10, 3_600_000),
+      maxBlockRange: int('CHAIN_MAX_BLOCK_RANGE', 1000, 1, 1_000_000),
+      ipfsGatewayUrl: url('IPFS_GATEWAY_URL', 'https://ipfs.io/ipfs/', ['http:', 'https:']),
+      metadataTimeoutMs: int('METADATA_TIMEOUT_MS', 5000, 100, 60_000),
+      metadataMaxBytes: int('METADATA_MAX_BYTES', 256 * 1024, 1024, 10 * 1024 * 1024),
+    },
   };
   if (!/^[A-Za-z0-9_:-]{1,64}$/.test(config.queuePrefix)) {
     errors.push('QUEUE_PREFIX must be 1-64 characters of letters, digits, _, : or -');
   }
   if (errors.length > 0) throw new ConfigError(`Invalid configuration:\n  - ${errors.join('\n  - ')}`);
   return config;
+}
+
+const CHAIN_RPC_PROTOCOLS = ['http:', 'https:', 'ws:', 'wss:'];
+
+/**
+ * CHAIN_RPC_URLS: comma-separated `<chainId>=<http(s) or ws(s) URL>`. Each bad entry is named
+ * (without its URL's credentials: node URLs often carry an API key in the path or userinfo).
+ */
+function parseChainRpcUrls(raw: string | undefined, errors: string[]): ChainRpc[] {
+  const text = raw?.trim() ?? '';
+  if (text === '') return [];
+  const chains: ChainRpc[] = [];
+  const entries = text.split(',').map((e) => e.trim());
+  entries.forEach((entry, index) => {
+    const where = `CHAIN_RPC_URLS entry ${index + 1}`;
+    const eq = entry.indexOf('=');
+    const idText = eq > 0 ? entry.slice(0, eq).trim() : '';
+    const urlText = eq > 0 ? entry.slice(eq + 1).trim() : '';
+    if (eq <= 0 || !/^\d{1,15}$/.test(idText) || Number(idText) < 1) {
+      // The entry itself is not echoed: without its "=" it may be a URL holding an API key.
+      const got = idText !== '' && !idText.includes('/') ? ` (got "${idText}" as chain id)` : '';
+      errors.push(`${where} must be <chainId>=<url> with a positive integer chain id, e.g. 1=https://node.example/rpc${got}`);
+      return;
+    }
+    const chainId = Number(idText);
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(urlText);
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || !CHAIN_RPC_PROTOCOLS.includes(parsed.protocol)) {
+      errors.push(`${where} (chain ${chainId}) must have an http, https, ws or wss JSON-RPC URL after "="`);
+      return;
+    }
+    if (chains.some((c) => c.chainId === chainId)) {
+      errors.push(`CHAIN_RPC_URLS names chain ${chainId} twice`);
+      return;
+    }
+    chains.push({ chainId, url: urlText });
+  });
+  return chains;
 }
 
 /**

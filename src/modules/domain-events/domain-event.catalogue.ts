@@ -14,6 +14,8 @@ export type DomainEventInput =
   | { webhookType: 'nft'; resourceType: 'Token'; action: 'create'; resourceId: string; changes: null }
   | { webhookType: 'nft'; resourceType: 'Token'; action: 'update'; resourceId: string; changes: EventChanges }
   | { webhookType: 'transaction'; resourceType: 'Transaction'; action: 'create'; resourceId: string; changes: null }
+  // A chain movement whose block a reorg replaced: changes is {status: 'reverted'}.
+  | { webhookType: 'transaction'; resourceType: 'Transaction'; action: 'update'; resourceId: string; changes: EventChanges }
   | { webhookType: WebhookType; resourceType: 'WebhookTest'; action: 'test'; resourceId: string; changes: null };
 
 export type ResourceType = DomainEventInput['resourceType'];

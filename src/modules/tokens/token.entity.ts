@@ -5,12 +5,18 @@ import type { TokenMetadata } from './token-metadata.rules';
 import { TokenRepository } from './token.repository';
 
 type MetadataColumns = keyof TokenMetadata;
+type ChainColumns = 'chainId' | 'chainStandard' | 'metadataStatus' | 'metadataError' | 'metadataAttempts' | 'metadataNextAttemptAt';
+
+export const METADATA_STATUSES = ['pending', 'ok', 'failed'] as const;
+export type MetadataStatus = (typeof METADATA_STATUSES)[number];
+export type ChainStandard = 'erc721' | 'erc1155';
 
 /** The metadata fields are columns (not a JSON blob) so each one is typed and constrained. */
 @Entity({ tableName: 'token', repository: () => TokenRepository })
-@Unique({ properties: ['organizationId', 'contractAddress', 'blockchainTokenId'] })
+// NULLS NOT DISTINCT in the migration: API tokens (chainId null) stay unique among themselves.
+@Unique({ properties: ['organizationId', 'chainId', 'contractAddress', 'blockchainTokenId'] })
 @Index({ properties: ['organizationId', 'id'] })
-export class Token extends BaseEntity<MetadataColumns> implements TokenMetadata {
+export class Token extends BaseEntity<MetadataColumns | ChainColumns> implements TokenMetadata {
   [EntityRepositoryType]?: TokenRepository;
 
   /** Mapped as a relation only so inserts are ordered after the organization's. */
@@ -24,6 +30,26 @@ export class Token extends BaseEntity<MetadataColumns> implements TokenMetadata 
   /** uint256 as a canonical decimal string. */
   @Property({ type: 'text' })
   blockchainTokenId: string;
+
+  /** The chain the token was first seen on; null for tokens recorded through the API. */
+  @Property({ type: new BigIntType('number'), nullable: true })
+  chainId: number | null = null;
+
+  /** Which standard's URI call fetches the metadata of a chain token; null for API tokens. */
+  @Property({ type: 'text', nullable: true })
+  chainStandard: ChainStandard | null = null;
+
+  @Property({ type: 'text' })
+  metadataStatus: MetadataStatus = 'ok';
+
+  @Property({ type: 'text', nullable: true })
+  metadataError: string | null = null;
+
+  @Property({ type: 'integer' })
+  metadataAttempts: number = 0;
+
+  @Property({ type: 'timestamptz', length: 6, nullable: true })
+  metadataNextAttemptAt: Date | null = null;
 
   @Property({ type: 'text', nullable: true })
   name: string | null = null;

@@ -11,18 +11,26 @@ export const VISIBLE_TOKEN_SQL = `select ${tokenColumnsSql('t', 'tk_')}
          from "token" t
         where t."organization_id" = ? and t."id" = ? and ${tokenVisibleSql('t')}`;
 
+export interface ExistingToken {
+  contractAddress: string;
+  chainId: number | null;
+}
+
 export class TokenRepository extends EntityRepository<Token> {
   /**
    * Which of `ids` are tokens of the organization, each with its contract address (events carry
-   * it for endpoint filters): one plain statement, no entities loaded.
+   * it for endpoint filters) and its chain (null for API tokens): one plain statement, no
+   * entities loaded.
    */
-  async existingIds(organizationId: string, ids: string[]): Promise<Map<string, string>> {
-    const rows = await queryRows<{ id: string; contract_address: string }>(
+  async existingIds(organizationId: string, ids: string[]): Promise<Map<string, ExistingToken>> {
+    const rows = await queryRows<{ id: string; contract_address: string; chain_id: string | null }>(
       this.getEntityManager(),
-      'select "id", "contract_address" from "token" where "organization_id" = ? and "id" = any(?::uuid[])',
+      'select "id", "contract_address", "chain_id" from "token" where "organization_id" = ? and "id" = any(?::uuid[])',
       [organizationId, ids],
     );
-    return new Map(rows.map((row) => [row.id, row.contract_address]));
+    return new Map(
+      rows.map((row) => [row.id, { contractAddress: row.contract_address, chainId: row.chain_id === null ? null : Number(row.chain_id) }]),
+    );
   }
 
   findInOrganization(organizationId: string, id: string): Promise<Token | null> {

@@ -5,7 +5,7 @@ describe('token rows', () => {
     const sql = tokenColumnsSql('t', 'tk_');
     expect(sql).toContain('t."contract_address" as "tk_contractAddress"');
     expect(sql).toContain('t."creator_external_page_url" as "tk_creatorExternalPageUrl"');
-    expect(sql.split(', ')).toHaveLength(15);
+    expect(sql.split(', ')).toHaveLength(18);
 
     const view = tokenViewFromRow(
       {
@@ -13,6 +13,9 @@ describe('token rows', () => {
         tk_organizationId: 'o',
         tk_contractAddress: '0xabc',
         tk_blockchainTokenId: '42',
+        tk_chainId: '31337',
+        tk_metadataStatus: 'pending',
+        tk_metadataError: null,
         tk_name: 'N',
         tk_editionId: '7',
         tk_totalEdition: null,
@@ -24,6 +27,9 @@ describe('token rows', () => {
       organizationId: 'o',
       contractAddress: '0xabc',
       blockchainTokenId: '42',
+      chainId: 31337,
+      metadataStatus: 'pending',
+      metadataError: null,
       name: 'N',
       description: null,
       image: null,

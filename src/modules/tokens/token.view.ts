@@ -1,5 +1,6 @@
 import { whitelistVisibleSql } from '../whitelist/whitelist-filter';
 import { METADATA_FIELDS, MetadataField, TokenMetadata } from './token-metadata.rules';
+import type { MetadataStatus } from './token.entity';
 
 /**
  * A token as the API shows it, whether read as an entity or as columns of a raw SQL row (the
@@ -10,6 +11,10 @@ export interface TokenView extends TokenMetadata {
   organizationId: string;
   contractAddress: string;
   blockchainTokenId: string;
+  /** The chain the token is followed on; null for tokens recorded through the API. */
+  chainId: number | null;
+  metadataStatus: MetadataStatus;
+  metadataError: string | null;
 }
 
 const COLUMNS: Record<keyof TokenView, string> = {
@@ -17,6 +22,9 @@ const COLUMNS: Record<keyof TokenView, string> = {
   organizationId: 'organization_id',
   contractAddress: 'contract_address',
   blockchainTokenId: 'blockchain_token_id',
+  chainId: 'chain_id',
+  metadataStatus: 'metadata_status',
+  metadataError: 'metadata_error',
   name: 'name',
   description: 'description',
   image: 'image',
@@ -56,6 +64,9 @@ export function tokenViewFromRow(row: Record<string, unknown>, prefix: string): 
     organizationId: value('organizationId'),
     contractAddress: value('contractAddress'),
     blockchainTokenId: value('blockchainTokenId'),
+    chainId: value('chainId') === null || value('chainId') === undefined ? null : Number(value('chainId')),
+    metadataStatus: value('metadataStatus') ?? 'ok',
+    metadataError: value('metadataError') ?? null,
   } as TokenView;
   for (const field of METADATA_FIELDS) {
     const raw = value(field);

@@ -2,13 +2,15 @@ import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { Module } from '@nestjs/common';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { Token } from './token.entity';
+import { TokenMetadataRefreshController } from './token-metadata-refresh.controller';
+import { TokenMetadataSyncService } from './token-metadata-sync.service';
 import { TokensController } from './tokens.controller';
 import { TokensService } from './tokens.service';
 
 @Module({
   imports: [MikroOrmModule.forFeature([Token]), DomainEventsModule],
-  controllers: [TokensController],
-  providers: [TokensService],
-  exports: [TokensService],
+  controllers: [TokensController, TokenMetadataRefreshController],
+  providers: [TokensService, TokenMetadataSyncService],
+  exports: [TokensService, TokenMetadataSyncService],
 })
 export class TokensModule {}

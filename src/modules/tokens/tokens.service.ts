@@ -1,15 +1,30 @@
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
+import { v7 as uuidv7 } from 'uuid';
 import { conflict, notFound } from '../../common/errors/domain-error';
 import { parseAddress } from '../../common/evm-address';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
 import type { CreateTokenRequestDto } from './dto/create-token.request.dto';
 import type { TokenMetadataRequestDto } from './dto/token-metadata.request.dto';
 import { applyMetadataPatch, emptyMetadata, METADATA_FIELDS, TokenMetadata, TokenMetadataInput } from './token-metadata.rules';
-import { Token } from './token.entity';
-import { TokenRepository } from './token.repository';
+import { ChainStandard, Token } from './token.entity';
+import { queryRows } from '../../database/raw-sql';
+import { ExistingToken, TokenRepository } from './token.repository';
 import type { TokenView } from './token.view';
+
+/** A token as a chain names it, within one organization. */
+export interface ChainTokenKey {
+  organizationId: string;
+  chainId: number;
+  contractAddress: string;
+  blockchainTokenId: string;
+  standard: ChainStandard;
+}
+
+/** The map key of a chain token in findChainTokens / ensureChainTokens answers. */
+export const chainTokenKey = (key: Omit<ChainTokenKey, 'standard'>) =>
+  `${key.organizationId}/${key.chainId}/${key.contractAddress}/${key.blockchainTokenId}`;
 
 export const tokenNotFound = (tokenId: string) => notFound('TOKEN_NOT_FOUND', `Token ${tokenId} does not exist.`);
 
@@ -88,11 +103,111 @@ export class TokensService {
   }
 
   /**
-   * Which of `tokenIds` belong to the organization, each with its contract address, read on the
-   * caller's transaction in one statement.
+   * Which of `tokenIds` belong to the organization, each with its contract address and chain
+   * (null for API tokens), read on the caller's transaction in one statement.
    */
-  existingInTransaction(em: EntityManager, organizationId: string, tokenIds: string[]): Promise<Map<string, string>> {
+  existingInTransaction(em: EntityManager, organizationId: string, tokenIds: string[]): Promise<Map<string, ExistingToken>> {
     return em.getRepository(Token).existingIds(organizationId, tokenIds);
+  }
+
+  /** The ids of those chain tokens that exist, by chainTokenKey, in one statement (any organizations). */
+  async findChainTokens(em: EntityManager, keys: Omit<ChainTokenKey, 'standard'>[]): Promise<Map<string, string>> {
+    if (keys.length === 0) return new Map();
+    const rows = await queryRows<{
+      id: string;
+      organization_id: string;
+      chain_id: string;
+      contract_address: string;
+      blockchain_token_id: string;
+    }>(
+      em,
+      `select t."id", t."organization_id", t."chain_id"::text as "chain_id", t."contract_address", t."blockchain_token_id"
+         from unnest(?::uuid[], ?::bigint[], ?::text[], ?::text[]) as k("organization_id", "chain_id", "contract_address", "blockchain_token_id")
+         -- LATERAL: one probe of the unique key per token, whatever the planner guesses of unnest.
+         cross join lateral (
+           select * from "token" t where t."organization_id" = k."organization_id" and t."chain_id" = k."chain_id"
+              and t."contract_address" = k."contract_address" and t."blockchain_token_id" = k."blockchain_token_id"
+         ) t`,
+      [
+        keys.map((k) => k.organizationId),
+        keys.map((k) => k.chainId),
+        keys.map((k) => k.contractAddress),
+        keys.map((k) => k.blockchainTokenId),
+      ],
+    );
+    return new Map(
+      rows.map((row) => [
+        chainTokenKey({
+          organizationId: row.organization_id,
+          chainId: Number(row.chain_id),
+          contractAddress: row.contract_address,
+          blockchainTokenId: row.blockchain_token_id,
+        }),
+        row.id,
+      ]),
+    );
+  }
+
+  /**
+   * The token of each chain key, created on first sight (per organization) with its chain, its
+   * standard and metadata `pending` (the metadata worker fills it in), each new one with the `nft`
+   * `create` webhook; all in the caller's transaction, in three statements whatever the count.
+   * Concurrent callers creating the same token wait on its unique key, then both see one token.
+   * Answers by chainTokenKey; `created` lists the ids of the tokens this call created.
+   */
+  async ensureChainTokens(em: EntityManager, keys: ChainTokenKey[]): Promise<Map<string, string>> {
+    return (await this.ensureChainTokensReporting(em, keys)).tokens;
+  }
+
+  /** ensureChainTokens, also telling which tokens it created. */
+  async ensureChainTokensReporting(em: EntityManager, keys: ChainTokenKey[]): Promise<{ tokens: Map<string, string>; created: string[] }> {
+    const unique = [...new Map(keys.map((k) => [chainTokenKey(k), k])).values()];
+    if (unique.length === 0) return { tokens: new Map(), created: [] };
+    const fresh = unique.map((k) => ({ key: k, id: uuidv7() }));
+    const inserted = await queryRows<{ id: string; organization_id: string; contract_address: string }>(
+      em,
+      `insert into "token" ("id", "created_at", "organization_id", "chain_id", "chain_standard", "contract_address", "blockchain_token_id", "metadata_status")
+       select k."id", now(), k."organization_id", k."chain_id", k."standard", k."contract_address", k."blockchain_token_id", 'pending'
+         from unnest(?::uuid[], ?::uuid[], ?::bigint[], ?::text[], ?::text[], ?::text[])
+              with ordinality as k("id", "organization_id", "chain_id", "standard", "contract_address", "blockchain_token_id", "n")
+        order by k."n"
+       on conflict ("organization_id", "chain_id", "contract_address", "blockchain_token_id") do nothing
+       returning "id", "organization_id", "contract_address"`,
+      [
+        fresh.map((f) => f.id),
+        fresh.map((f) => f.key.organizationId),
+        fresh.map((f) => f.key.chainId),
+        fresh.map((f) => f.key.standard),
+        fresh.map((f) => f.key.contractAddress),
+        fresh.map((f) => f.key.blockchainTokenId),
+      ],
+    );
+    // Events in the order the tokens were first seen, grouped per organization.
+    const byOrganization = new Map<string, typeof inserted>();
+    const insertedIds = new Set(inserted.map((row) => row.id));
+    for (const f of fresh) {
+      if (!insertedIds.has(f.id)) continue;
+      const list = byOrganization.get(f.key.organizationId) ?? [];
+      list.push({ id: f.id, organization_id: f.key.organizationId, contract_address: f.key.contractAddress });
+      byOrganization.set(f.key.organizationId, list);
+    }
+    for (const [organizationId, rows] of byOrganization) {
+      await this.events.publishMany(
+        em,
+        organizationId,
+        rows.map((row) => ({
+          webhookType: 'nft',
+          resourceType: 'Token',
+          action: 'create',
+          resourceId: row.id,
+          changes: null,
+          contractAddress: row.contract_address,
+        })),
+      );
+    }
+    const tokens =
+      inserted.length === unique.length ? new Map(fresh.map((f) => [chainTokenKey(f.key), f.id])) : await this.findChainTokens(em, unique);
+    return { tokens, created: fresh.filter((f) => insertedIds.has(f.id)).map((f) => f.id) };
   }
 }
 

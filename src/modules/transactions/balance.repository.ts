@@ -108,6 +108,15 @@ export class BalanceRepository extends EntityRepository<Balance> {
       .raw<{ rows: Record<string, unknown>[] }>(sql, params as never[]);
     return heldTokensFromRows(result.rows);
   }
+
+  /** One page of what a wallet held at `query.asOf`, read from the movement ledger (see walletPageAsOfSql). */
+  async walletPageAsOf(query: WalletPageQuery & { asOf: string }): Promise<HeldToken[] | null> {
+    const { sql, params } = walletPageAsOfSql(query);
+    const result = await this.getEntityManager()
+      .getKnex()
+      .raw<{ rows: Record<string, unknown>[] }>(sql, params as never[]);
+    return heldTokensFromRows(result.rows);
+  }
 }
 
 export interface WalletPageQuery {
@@ -145,6 +154,69 @@ export function walletPageSql(query: WalletPageQuery): { sql: string; params: un
             ${conditions.join('\n            ')}
             and ${WALLET_WHITELIST}
           order by b."token_id"
+          limit ?
+       ) p on true
+      where w."id" = ? and w."organization_id" = ?
+      order by p."tokenId"`;
+  return { sql, params };
+}
+
+/**
+ * The balances page at a past instant, as one statement, from the movement ledger: confirmed
+ * movements up to `asOf` (API movements by their creation time, chain movements by block time:
+ * both are created_at). The tokens the wallet received by then are walked in token order, one index
+ * probe each (a recursive "loose index scan" over the as-of index of credits, pulled only as far
+ * as the page needs), and each one's holding is two index-only sums over its few movements on
+ * either side. A page thus reads the movements of the tokens it shows (and of those it skips as
+ * not held or hidden), never the wallet's whole history. Same shape, keyset, filters and
+ * whitelist as walletPageSql. The walk yields tokens in ascending order and the page is cut
+ * without re-sorting it (a sort would read the whole walk); the outer ORDER BY sorts the page.
+ */
+export function walletPageAsOfSql(query: WalletPageQuery & { asOf: string }): { sql: string; params: unknown[] } {
+  const params: unknown[] = [query.walletId, query.asOf];
+  let after = '';
+  if (query.afterTokenId !== null) {
+    after = `and x."token_id" > ?`;
+    params.push(query.afterTokenId);
+  }
+  params.push(query.walletId, query.asOf, query.walletId, query.asOf, query.walletId, query.asOf);
+  const conditions: string[] = [];
+  if (query.contractAddresses !== null && query.contractAddresses.length > 0) {
+    conditions.push(`and t."contract_address" in (${query.contractAddresses.map(() => '?').join(', ')})`);
+    params.push(...query.contractAddresses);
+  }
+  params.push(query.limit, query.walletId, query.organizationId);
+  const sql = `select w."id" as "walletId", p.*
+       from "wallet" w
+       left join lateral (
+         with recursive "received" ("token_id") as (
+           (select x."token_id" from "nft_transaction" x
+             where x."to_wallet_id" = ?::uuid and x."status" = 'confirmed' and x."created_at" <= ?::timestamptz ${after}
+             order by x."token_id" limit 1)
+           union all
+           select (select x."token_id" from "nft_transaction" x
+                    where x."to_wallet_id" = ?::uuid and x."status" = 'confirmed' and x."created_at" <= ?::timestamptz
+                      and x."token_id" > r."token_id"
+                    order by x."token_id" limit 1)
+             from "received" r
+            where r."token_id" is not null
+         )
+         select r."token_id" as "tokenId", s."amount"::text as "amount", ${TOKEN_COLUMNS}
+           from "received" r
+           cross join lateral (
+             select coalesce((select sum(x."amount") from "nft_transaction" x
+                               where x."to_wallet_id" = ?::uuid and x."token_id" = r."token_id" and x."status" = 'confirmed'
+                                 and x."created_at" <= ?::timestamptz), 0)
+                  - coalesce((select sum(x."amount") from "nft_transaction" x
+                               where x."from_wallet_id" = ?::uuid and x."token_id" = r."token_id" and x."status" = 'confirmed'
+                                 and x."created_at" <= ?::timestamptz), 0) as "amount"
+           ) s
+           join "token" t on t."id" = r."token_id"
+          where r."token_id" is not null
+            and s."amount" > 0
+            and t."organization_id" = w."organization_id"
+            ${conditions.join('\n            ')}
+            and ${WALLET_WHITELIST}
           limit ?
        ) p on true
       where w."id" = ? and w."organization_id" = ?

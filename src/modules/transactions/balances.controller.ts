@@ -1,5 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
@@ -17,9 +17,12 @@ export class BalancesController {
   @Auth('read')
   @ApiOperation({
     summary: 'NFTs held by a wallet, with their tokens and metadata',
-    description: 'Only amounts above zero, ordered by tokenId. With the whitelist on, tokens of contracts not on it are absent.',
+    description:
+      'Only amounts above zero, ordered by tokenId. With the whitelist on, tokens of contracts not on it are absent. ' +
+      'With `asOf`, the holdings at that past instant (reverted chain movements excluded).',
   })
   @ApiOkResponse({ type: NftBalancesPageDto })
+  @ApiBadRequestResponse({ description: 'VALIDATION_FAILED: a bad query parameter (e.g. asOf without an offset).' })
   @ApiNotFoundResponse({ description: 'WALLET_NOT_FOUND: unknown, or another organization’s.' })
   async list(
     @CurrentKey() key: ApiKeyPrincipal,

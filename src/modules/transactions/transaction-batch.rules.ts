@@ -1,19 +1,19 @@
 import { createHash } from 'node:crypto';
 import { UINT256_MAX } from '../tokens/uint256';
-import { MovementRequest, requestFingerprint, TransactionType } from './transaction.rules';
+import { ApiTransactionType, chainManagedMessage, MovementRequest, requestFingerprint } from './transaction.rules';
 
 /** The most movements one batch request may carry (CONTRACT.md section 4). */
 export const MAX_BATCH_SIZE = 1000;
 
 export interface BatchMovement extends MovementRequest {
-  type: TransactionType;
+  type: ApiTransactionType;
 }
 
 /** Why the movement at `index` cannot apply; the whole batch answers with this alone. */
 export interface BatchRefusal {
   index: number;
   status: 404 | 422;
-  code: 'TOKEN_NOT_FOUND' | 'WALLET_NOT_FOUND' | 'INSUFFICIENT_BALANCE' | 'BALANCE_OVERFLOW';
+  code: 'TOKEN_NOT_FOUND' | 'CHAIN_MANAGED' | 'WALLET_NOT_FOUND' | 'INSUFFICIENT_BALANCE' | 'BALANCE_OVERFLOW';
   field: 'tokenId' | 'fromWalletId' | 'toWalletId' | 'amount';
   message: string;
 }
@@ -30,13 +30,15 @@ export interface BatchPlan {
  * Applies the movements in request order to an in-memory copy of the balances they touch, so each
  * movement sees what the earlier ones left, exactly as if they had been sent one by one. The first
  * movement that one-by-one sending would have refused refuses the batch. `balances` holds the
- * current (locked) rows; a missing key is zero.
+ * current (locked) rows; a missing key is zero. A token in `chainManaged` (followed on chain) is
+ * refused like an unknown one: the chain is its only writer.
  */
 export function planBatch(
   movements: BatchMovement[],
   knownTokens: { has(tokenId: string): boolean },
   knownWallets: ReadonlySet<string>,
   balances: ReadonlyMap<string, bigint>,
+  chainManaged: ReadonlySet<string> = new Set(),
 ): BatchPlan | { refusal: BatchRefusal } {
   const current = new Map(balances);
   const start = new Map<string, { walletId: string; tokenId: string; before: bigint }>();
@@ -49,6 +51,9 @@ export function planBatch(
   for (const [index, m] of movements.entries()) {
     if (!knownTokens.has(m.tokenId)) {
       return { refusal: { index, status: 404, code: 'TOKEN_NOT_FOUND', field: 'tokenId', message: `Token ${m.tokenId} does not exist.` } };
+    }
+    if (chainManaged.has(m.tokenId)) {
+      return { refusal: { index, status: 422, code: 'CHAIN_MANAGED', field: 'tokenId', message: chainManagedMessage(m.tokenId) } };
     }
     for (const field of ['fromWalletId', 'toWalletId'] as const) {
       const walletId = m[field];

@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
 import { FieldError } from '../../common/errors/domain-error';
 
-export const TRANSACTION_TYPES = ['nftMint', 'nftTransfer', 'nftBurn'] as const;
+/** nftDeposit and nftWithdrawal come only from a chain: one side is an address outside the organization. */
+export const TRANSACTION_TYPES = ['nftMint', 'nftTransfer', 'nftBurn', 'nftDeposit', 'nftWithdrawal'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+/** The types a movement recorded through the API can have. */
+export type ApiTransactionType = 'nftMint' | 'nftTransfer' | 'nftBurn';
 
 export const DEFAULT_AMOUNT = '1';
 
@@ -22,7 +25,7 @@ export interface MovementRequest {
 export function transactionType(
   fromWalletId: string | null,
   toWalletId: string | null,
-): { type: TransactionType } | { errors: FieldError[] } {
+): { type: ApiTransactionType } | { errors: FieldError[] } {
   if (fromWalletId === null && toWalletId === null) {
     const message = 'fromWalletId or toWalletId is required (no sender mints, no receiver burns)';
     return {
@@ -39,6 +42,10 @@ export function transactionType(
   if (toWalletId === null) return { type: 'nftBurn' };
   return { type: 'nftTransfer' };
 }
+
+/** Chain tokens have the chain as their only writer, so a reorg can always be undone exactly. */
+export const chainManagedMessage = (tokenId: string) =>
+  `Token ${tokenId} is followed on chain: only the chain moves it (see README "Following a chain").`;
 
 export type BalanceStep = { walletId: string; change: 'debit' | 'credit' };
 

@@ -31,7 +31,9 @@ export class TransactionsController {
   @Auth('write')
   @ApiOperation({
     summary: 'Record an NFT mint, transfer or burn (emits transaction / Transaction / create)',
-    description: 'No fromWalletId mints, no toWalletId burns. amount defaults to "1".',
+    description:
+      'No fromWalletId mints, no toWalletId burns. amount defaults to "1". Tokens with a chainId are moved only by the ' +
+      'followed chain (422 CHAIN_MANAGED).',
   })
   @ApiHeader({
     name: 'Idempotency-Key',
@@ -43,7 +45,11 @@ export class TransactionsController {
   })
   @ApiCreatedResponse({ type: TransactionDto, description: 'Recorded (or, for a repeated Idempotency-Key, the first answer).' })
   @ApiNotFoundResponse({ description: 'TOKEN_NOT_FOUND or WALLET_NOT_FOUND.' })
-  @ApiUnprocessableEntityResponse({ description: 'INSUFFICIENT_BALANCE (nothing changes) or IDEMPOTENCY_KEY_REUSED.' })
+  @ApiUnprocessableEntityResponse({
+    description:
+      'INSUFFICIENT_BALANCE (nothing changes), CHAIN_MANAGED (the token has a chainId: only the followed chain moves it; ' +
+      'nothing changes) or IDEMPOTENCY_KEY_REUSED.',
+  })
   async create(
     @CurrentKey() key: ApiKeyPrincipal,
     @Body() body: CreateTransactionRequestDto,
@@ -64,7 +70,7 @@ export class TransactionsController {
       'Each item is a body of POST /v1/transactions. Every item is validated first: malformed items answer 400 ' +
       'VALIDATION_FAILED with `errors: [{index, field, message}]` listing every bad item. The movements then apply in ' +
       'request order, each seeing the balances the earlier ones left; the first movement that would be refused ' +
-      '(404 TOKEN_NOT_FOUND / WALLET_NOT_FOUND, 422 INSUFFICIENT_BALANCE) answers alone with its `index` in `errors`, ' +
+      '(404 TOKEN_NOT_FOUND / WALLET_NOT_FOUND, 422 INSUFFICIENT_BALANCE / CHAIN_MANAGED) answers alone with its `index` in `errors`, ' +
       'and nothing is recorded. On success every item is its own transaction and emits its own ' +
       'transaction / Transaction / create webhook.',
   })
@@ -79,7 +85,9 @@ export class TransactionsController {
   @ApiBadRequestResponse({ description: 'VALIDATION_FAILED: `errors` lists `{index, field, message}` for every bad item.' })
   @ApiNotFoundResponse({ description: 'TOKEN_NOT_FOUND or WALLET_NOT_FOUND for the item at `errors[0].index`; nothing recorded.' })
   @ApiUnprocessableEntityResponse({
-    description: 'INSUFFICIENT_BALANCE for the item at `errors[0].index` (nothing recorded), or IDEMPOTENCY_KEY_REUSED.',
+    description:
+      'INSUFFICIENT_BALANCE or CHAIN_MANAGED (a token followed on chain) for the item at `errors[0].index` (nothing recorded), ' +
+      'or IDEMPOTENCY_KEY_REUSED.',
   })
   async createBatch(
     @CurrentKey() key: ApiKeyPrincipal,

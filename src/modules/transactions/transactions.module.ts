@@ -6,6 +6,7 @@ import { WalletsModule } from '../wallets/wallets.module';
 import { Balance } from './balance.entity';
 import { BalancesController } from './balances.controller';
 import { BalancesService } from './balances.service';
+import { ChainMovementsService } from './chain-movements.service';
 import { IdempotencyKey } from './idempotency-key.entity';
 import { IdempotencyKeyPurger } from './idempotency-key.purger';
 import { NftTransaction } from './nft-transaction.entity';
@@ -15,6 +16,7 @@ import { TransactionsService } from './transactions.service';
 @Module({
   imports: [MikroOrmModule.forFeature([NftTransaction, Balance, IdempotencyKey]), DomainEventsModule, TokensModule, WalletsModule],
   controllers: [TransactionsController, BalancesController],
-  providers: [TransactionsService, BalancesService, IdempotencyKeyPurger],
+  providers: [TransactionsService, BalancesService, IdempotencyKeyPurger, ChainMovementsService],
+  exports: [ChainMovementsService],
 })
 export class TransactionsModule {}

@@ -18,6 +18,7 @@ import {
   DEFAULT_AMOUNT,
   IDEMPOTENCY_WINDOW_HOURS,
   MovementRequest,
+  chainManagedMessage,
   requestFingerprint,
   transactionType,
 } from './transaction.rules';
@@ -81,8 +82,10 @@ export class TransactionsService {
 
       // Plain statements, no entities loaded: the unit of work would have nothing to do but compute
       // change sets for rows that are only checked or written once.
-      const contractAddress = (await this.tokens.existingInTransaction(em, organizationId, [request.tokenId])).get(request.tokenId);
-      if (contractAddress === undefined) throw tokenNotFound(request.tokenId);
+      const token = (await this.tokens.existingInTransaction(em, organizationId, [request.tokenId])).get(request.tokenId);
+      if (token === undefined) throw tokenNotFound(request.tokenId);
+      if (token.chainId !== null) throw unprocessable('CHAIN_MANAGED', chainManagedMessage(request.tokenId));
+      const { contractAddress } = token;
       const parties = [request.fromWalletId, request.toWalletId].filter((id): id is string => id !== null);
       const known = await this.wallets.existingInTransaction(em, organizationId, parties);
       const missing = parties.find((id) => !known.has(id));
@@ -139,10 +142,11 @@ export class TransactionsService {
         await this.tokens.existingInTransaction(em, organizationId, tokenIds),
         await this.wallets.existingInTransaction(em, organizationId, walletIds),
       ];
-      // Only rows of known wallets and tokens can exist; planBatch refuses the others in request order.
+      // Only rows of known wallets and tokens can exist; planBatch refuses the others in request
+      // order, and chain tokens too (the batch never even locks their rows).
       const pairs = unique(
         movements
-          .filter((m) => knownTokens.has(m.tokenId))
+          .filter((m) => knownTokens.get(m.tokenId)?.chainId === null)
           .flatMap((m) =>
             [m.fromWalletId, m.toWalletId]
               .filter((w): w is string => w !== null && knownWallets.has(w))
@@ -152,7 +156,14 @@ export class TransactionsService {
       // Rows the batch only credits (a mint-only batch: all of them) take their credit while being
       // locked, so they are written once; rows it debits are replayed in request order first.
       const credits = creditOnlyTotals(movements, pairs);
-      const plan = planBatch(movements, knownTokens, knownWallets, await this.balances.lockRows(em, organizationId, pairs, credits));
+      const chainManaged = new Set([...knownTokens].filter(([, token]) => token.chainId !== null).map(([tokenId]) => tokenId));
+      const plan = planBatch(
+        movements,
+        knownTokens,
+        knownWallets,
+        await this.balances.lockRows(em, organizationId, pairs, credits),
+        chainManaged,
+      );
       if ('refusal' in plan) {
         const { index, status, code, field, message } = plan.refusal;
         throw new DomainError(status, code, `transactions[${index}]: ${message}`, [{ index, field, message }]);
@@ -173,7 +184,7 @@ export class TransactionsService {
           action: 'create',
           resourceId: row.id,
           changes: null,
-          contractAddress: knownTokens.get(row.tokenId) ?? null,
+          contractAddress: knownTokens.get(row.tokenId)?.contractAddress ?? null,
         })),
       );
       const answer = rows.map((row) => TransactionDto.from(row));

@@ -2,6 +2,12 @@ import { queryRows } from '../../database/raw-sql';
 import { EntityRepository } from '@mikro-orm/postgresql';
 import type { Wallet } from './wallet.entity';
 
+export interface WalletAtAddress {
+  walletId: string;
+  organizationId: string;
+  address: string;
+}
+
 export class WalletRepository extends EntityRepository<Wallet> {
   /** Which of `ids` are wallets of the organization: one plain statement, no entities loaded. */
   async existingIds(organizationId: string, ids: string[]): Promise<Set<string>> {
@@ -11,6 +17,40 @@ export class WalletRepository extends EntityRepository<Wallet> {
       [organizationId, ids],
     );
     return new Set(rows.map((row) => row.id));
+  }
+
+  /** Lowercase addresses of every wallet that has one, all organizations: a distinct over the address index. */
+  async watchedAddresses(): Promise<Set<string>> {
+    const rows = await queryRows<{ address: string }>(
+      this.getEntityManager(),
+      'select distinct "address" from "wallet" where "address" is not null',
+      [],
+    );
+    return new Set(rows.map((row) => row.address));
+  }
+
+  /**
+   * Every wallet holding one of `addresses` (lowercase), across organizations, in one statement,
+   * oldest first: where an organization has several wallets on one address, its oldest stands for it.
+   */
+  async byAddresses(addresses: string[]): Promise<WalletAtAddress[]> {
+    if (addresses.length === 0) return [];
+    const rows = await queryRows<{ id: string; organization_id: string; address: string }>(
+      this.getEntityManager(),
+      'select "id", "organization_id", "address" from "wallet" where "address" = any(?::text[]) order by "id"',
+      [addresses],
+    );
+    return rows.map((row) => ({ walletId: row.id, organizationId: row.organization_id, address: row.address }));
+  }
+
+  /** The wallet's address (null when it has none), or undefined when it is not the organization's. */
+  async addressOf(organizationId: string, id: string): Promise<string | null | undefined> {
+    const rows = await queryRows<{ address: string | null }>(
+      this.getEntityManager(),
+      'select "address" from "wallet" where "organization_id" = ? and "id" = ?',
+      [organizationId, id],
+    );
+    return rows.length === 0 ? undefined : rows[0].address;
   }
 
   findInOrganization(organizationId: string, id: string): Promise<Wallet | null> {

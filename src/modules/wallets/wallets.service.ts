@@ -7,7 +7,7 @@ import { Page, toPage } from '../../common/pagination/page-query.dto';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
 import type { CreateWalletRequestDto } from './dto/create-wallet.request.dto';
 import { Wallet } from './wallet.entity';
-import { WalletRepository } from './wallet.repository';
+import { WalletAtAddress, WalletRepository } from './wallet.repository';
 
 export const walletNotFound = (walletId: string) => notFound('WALLET_NOT_FOUND', `Wallet ${walletId} does not exist.`);
 
@@ -54,6 +54,24 @@ export class WalletsService {
   /** Which of `walletIds` belong to the organization, read on the caller's transaction in one statement. */
   existingInTransaction(em: EntityManager, organizationId: string, walletIds: string[]): Promise<Set<string>> {
     return em.getRepository(Wallet).existingIds(organizationId, walletIds);
+  }
+
+  /** Lowercase addresses of every wallet with an address, in every organization (what the chain followers watch). */
+  watchedAddresses(): Promise<Set<string>> {
+    return this.wallets.watchedAddresses();
+  }
+
+  /** The wallet's address (lowercase) or null when it has none; 404 when the wallet is not the organization's. */
+  async walletAddress(organizationId: string, walletId: string): Promise<string | null> {
+    // A plain statement: callers include background workers, outside any request's context.
+    const found = await this.wallets.addressOf(organizationId, walletId);
+    if (found === undefined) throw walletNotFound(walletId);
+    return found;
+  }
+
+  /** The wallets at `addresses` across organizations, read on the caller's transaction in one statement, oldest first. */
+  walletsAtAddresses(em: EntityManager, addresses: string[]): Promise<WalletAtAddress[]> {
+    return em.getRepository(Wallet).byAddresses(addresses);
   }
 
   async list(organizationId: string, pageSize: number, pageKey?: string): Promise<Page<Wallet>> {

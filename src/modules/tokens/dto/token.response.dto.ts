@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { toChecksumAddress } from '../../../common/evm-address';
 import type { TokenMetadata } from '../token-metadata.rules';
+import { METADATA_STATUSES, MetadataStatus } from '../token.entity';
 import type { TokenView } from '../token.view';
 
 /** Every key is always present; a field that was never set is null. */
@@ -38,6 +39,22 @@ export class TokenDto {
   contractAddress: string;
   @ApiProperty({ description: 'uint256 as a decimal string.', example: '42' })
   blockchainTokenId: string;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: null,
+    description: 'The EVM chain the token was first seen on (it is then chain-managed); null for tokens recorded through the API.',
+  })
+  chainId: number | null;
+  @ApiProperty({
+    enum: METADATA_STATUSES,
+    description:
+      'Chain tokens start `pending` while their metadata is fetched from tokenURI/uri, then turn `ok` or `failed` ' +
+      '(see metadataError; POST /v1/tokens/{tokenId}/metadata/refresh fetches again). API tokens are always `ok`.',
+  })
+  metadataStatus: MetadataStatus;
+  @ApiProperty({ type: String, nullable: true, description: 'Why the last metadata fetch failed; null otherwise.' })
+  metadataError: string | null;
   @ApiProperty({ type: TokenMetadataDto })
   metadata: TokenMetadataDto;
 
@@ -47,6 +64,9 @@ export class TokenDto {
       organizationId: token.organizationId,
       contractAddress: toChecksumAddress(token.contractAddress),
       blockchainTokenId: token.blockchainTokenId,
+      chainId: token.chainId,
+      metadataStatus: token.metadataStatus,
+      metadataError: token.metadataError,
       metadata: {
         name: token.name,
         description: token.description,

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsString, Matches } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsString, Matches, MaxLength } from 'class-validator';
 import { IsOptional } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 
@@ -19,4 +19,18 @@ export class NftBalancesQueryDto extends PageQueryDto {
   @IsString({ each: true })
   @Matches(/^0x[0-9a-fA-F]{40}$/, { each: true, message: 'each value must be a 0x-prefixed 20-byte hex address' })
   contractAddress?: string[];
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    description:
+      'Holdings at this instant instead of now: ISO 8601 with seconds and an offset (encode `+` as `%2B`). Read from the ' +
+      'movement ledger: API movements count from their createdAtUtc, chain movements from their block time, reverted ' +
+      'ones never; a movement at exactly asOf counts. Same shape, paging and whitelist as without it.',
+    example: '2026-11-25T10:00:00+00:00',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  asOf?: string;
 }

@@ -1,0 +1,67 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { AppConfig } from '../../config/app-config';
+import { ChainMovementsService } from '../transactions/chain-movements.service';
+import { WalletsService } from '../wallets/wallets.service';
+import { ChainClients } from './chain-clients';
+import { ChainCursorRepository } from './chain-cursor.repository';
+import { ChainFollower } from './chain-follower';
+import { ChainNode } from './chain-node';
+import { WalletSyncRunner } from './wallet-sync.runner';
+
+/** Whether a process of this role follows chains (ROLE=indexer or all). */
+export function runsFollowers(config: AppConfig): boolean {
+  return config.role === 'indexer' || config.role === 'all';
+}
+
+/**
+ * Starts one follower per configured chain in indexer and all processes. Every instance runs
+ * them; the lease in chain_cursor lets one per chain work while the others stand by.
+ */
+@Injectable()
+export class ChainFollowerService implements OnApplicationBootstrap, OnApplicationShutdown {
+  /** Names this process in the leases it holds (host, pid, and a nonce so a restart is a new owner). */
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly followers = new Map<number, ChainFollower>();
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly clients: ChainClients,
+    private readonly em: EntityManager,
+    private readonly cursors: ChainCursorRepository,
+    private readonly movements: ChainMovementsService,
+    private readonly wallets: WalletsService,
+    private readonly syncs: WalletSyncRunner,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!runsFollowers(this.config)) return;
+    for (const chainId of this.clients.chainIds()) {
+      const node = new ChainNode(this.clients.get(chainId));
+      const follower = new ChainFollower({
+        config: this.config,
+        chainId,
+        node,
+        owner: this.owner,
+        em: this.em,
+        cursors: this.cursors,
+        movements: this.movements,
+        wallets: this.wallets,
+        whenCaughtUp: (cursor) => this.syncs.step(chainId, node, cursor, this.owner),
+      });
+      this.followers.set(chainId, follower);
+      follower.start();
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all([...this.followers.values()].map((f) => f.stop()));
+  }
+
+  /** Chains whose lease this process holds. */
+  leading(): number[] {
+    return [...this.followers.entries()].filter(([, f]) => f.leading).map(([chainId]) => chainId);
+  }
+}

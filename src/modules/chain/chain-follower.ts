@@ -1,0 +1,318 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { Logger } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { ChainMovement, ChainMovementsService } from '../transactions/chain-movements.service';
+import { WalletsService } from '../wallets/wallets.service';
+import { chainIdMismatchMessage, shortReason } from './chain-clients';
+import { ChainCursor, ChainCursorRepository, StoredBlock } from './chain-cursor.repository';
+
+/** A cursor past its first start. */
+export type StartedCursor = ChainCursor & { appliedBlock: number };
+import {
+  chainBlocksApplied,
+  chainMovementsRecorded,
+  chainMovementsReverted,
+  chainNodeErrors,
+  chainRangeRefusals,
+  chainReorgs,
+} from './chain-metrics';
+import { BlockHeader, ChainNode, isRangeRefusal } from './chain-node';
+import { decodeTransferLogs, NFT_EVENT_TOPICS, touchesWatched } from './log-decoding';
+
+/** A follower holds its chain this long after its last renewal; a dead one's lease lapses, then another instance takes over. */
+export const LEASE_MS = 15_000;
+/** A standby instance tries to take the lease at least this often (takeover within LEASE_MS + this). */
+const STANDBY_POLL_MS = 5_000;
+/** Backoff after node errors grows to this; it never touches readiness or API answers. */
+const MAX_BACKOFF_MS = 30_000;
+/** Applied block hashes kept below the applied block: the deepest reorg the follower can unwind exactly. */
+export const KEPT_BLOCK_DEPTH = 4096;
+/** Pause before a step that met a changing chain (or a refused range) runs again. */
+const RETRY_MS = 50;
+/** Consecutive accepted ranges before a halved range is allowed to double again. */
+const REGROW_AFTER = 16;
+
+export interface FollowerDeps {
+  config: AppConfig;
+  chainId: number;
+  node: ChainNode;
+  owner: string;
+  em: EntityManager;
+  cursors: ChainCursorRepository;
+  movements: ChainMovementsService;
+  wallets: WalletsService;
+  /** Work to do with the lease held once the chain is caught up (wallet history replays). */
+  whenCaughtUp?: (cursor: StartedCursor) => Promise<boolean>;
+}
+
+/** A step that cannot go on as planned but is no node failure: try again at once. */
+class Retry extends Error {}
+
+/**
+ * Follows one chain: while holding the chain's lease, reads the NFT transfer logs of the next
+ * range of confirmed blocks with one eth_getLogs by topic (no address filter: the watched
+ * addresses are matched in memory), and records the movements that touch a watched address in
+ * the same database transaction that advances the cursor, so a follower stopped at any point
+ * resumes with nothing missed and nothing recorded twice. Before each step it compares the hash
+ * of the last applied block with the node's, and unwinds a reorg to the common ancestor.
+ */
+export class ChainFollower {
+  private readonly logger: Logger;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private running: Promise<void> | null = null;
+  private chainIdChecked = false;
+  private failures = 0;
+  private range: number;
+  private acceptedRanges = 0;
+  /** Whether this instance holds the chain's lease (as of its last step). */
+  leading = false;
+
+  constructor(private readonly deps: FollowerDeps) {
+    this.logger = new Logger(`ChainFollower ${deps.chainId}`);
+    this.range = deps.config.chain.maxBlockRange;
+  }
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.running;
+    if (this.leading) await this.deps.cursors.releaseLease(this.deps.chainId, this.deps.owner).catch(() => undefined);
+    this.leading = false;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      let delay: number;
+      try {
+        const busy = await this.tick();
+        if (this.failures > 0) this.logger.log(`the node answers again after ${this.failures} failed step(s); following resumes`);
+        this.failures = 0;
+        delay = busy
+          ? 0
+          : this.leading
+            ? this.deps.config.chain.pollIntervalMs
+            : Math.min(this.deps.config.chain.pollIntervalMs, STANDBY_POLL_MS);
+      } catch (error) {
+        delay = await this.failed(error);
+      }
+      if (this.stopped) break;
+      await (delay > 0 ? this.sleep(delay) : new Promise<void>((resolve) => setImmediate(resolve)));
+    }
+  }
+
+  private async failed(error: unknown): Promise<number> {
+    // Not a failure, but not a busy loop either: whatever changed under the step settles first.
+    if (error instanceof Retry) return Math.min(this.deps.config.chain.pollIntervalMs, RETRY_MS);
+    this.failures += 1;
+    chainNodeErrors.inc({ chainId: String(this.deps.chainId) });
+    const reason = shortReason(error);
+    // One line when the trouble starts, then one every 20 failures: an outage must not flood the log.
+    if (this.failures === 1 || this.failures % 20 === 0) {
+      this.logger.warn(`step failed (${this.failures} in a row), retrying with backoff: ${reason}`);
+    }
+    if (this.leading) await this.deps.cursors.recordError(this.deps.chainId, this.deps.owner, reason).catch(() => undefined);
+    const base = Math.max(this.deps.config.chain.pollIntervalMs, 100);
+    const backoff = Math.min(MAX_BACKOFF_MS, base * 2 ** Math.min(this.failures - 1, 16));
+    return Math.round(backoff * (0.8 + Math.random() * 0.4));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+    });
+  }
+
+  /** One step; true when there is more to do at once. */
+  async tick(): Promise<boolean> {
+    const { node, chainId, config, cursors, owner } = this.deps;
+    // The lease first (database only), so that the node's trouble shows on the chain's cursor.
+    let cursor = await cursors.acquireLease(chainId, owner, LEASE_MS);
+    if (!cursor && !(await cursors.find(chainId))) {
+      await cursors.createIfMissing(chainId);
+      cursor = await cursors.acquireLease(chainId, owner, LEASE_MS);
+    }
+    if (!cursor) {
+      if (this.leading) this.logger.log('another instance holds this chain now');
+      this.leading = false;
+      return false;
+    }
+    if (!this.leading)
+      this.logger.log(
+        `holding chain ${chainId}; following from block ${cursor.appliedBlock === null ? '(the head)' : cursor.appliedBlock + 1}`,
+      );
+    this.leading = true;
+
+    if (!this.chainIdChecked) {
+      // Checked at start-up too, but a node unreachable then is checked before its first use.
+      const nodeChainId = await node.chainId();
+      const rpc = config.chain.rpcUrls.find((r) => r.chainId === chainId)!;
+      if (nodeChainId !== chainId) throw new Error(chainIdMismatchMessage(rpc, nodeChainId));
+      this.chainIdChecked = true;
+    }
+    const head = await node.header(await node.head());
+    if (!head) throw new Retry();
+    await cursors.recordHead(chainId, owner, { block: head.number, time: head.time });
+    if (cursor.appliedBlock === null) {
+      await this.begin(head);
+      return true;
+    }
+    const started = cursor as StartedCursor;
+
+    if (started.appliedBlock >= 0 && started.appliedHash !== null) {
+      const applied = started.appliedBlock > head.number ? null : await node.header(started.appliedBlock);
+      if (applied?.hash !== started.appliedHash) {
+        await this.unwind(started, head);
+        return true;
+      }
+    }
+
+    const target = head.number - config.chain.confirmations;
+    if (started.appliedBlock >= target) {
+      if (started.lastError !== null) await cursors.recordError(chainId, owner, null);
+      return this.deps.whenCaughtUp ? this.deps.whenCaughtUp(started) : false;
+    }
+    const from = started.appliedBlock + 1;
+    const to = Math.min(target, from + this.range - 1);
+    await this.applyRange(started, from, to, head);
+    return to < target;
+  }
+
+  /** The first start on a chain: begin at CHAIN_START_BLOCK, or at the head. */
+  private async begin(head: BlockHeader): Promise<void> {
+    const { node, chainId, config, cursors, em, owner } = this.deps;
+    const start = Math.min(config.chain.startBlock ?? head.number, head.number + 1);
+    const before = start > 0 ? await node.header(start - 1) : null;
+    await cursors.begin(chainId, owner, { blockNumber: start - 1, blockHash: before?.hash ?? null, blockTime: before?.time ?? null });
+    if (before) await cursors.storeBlocks(em, chainId, [{ blockNumber: before.number, blockHash: before.hash, blockTime: before.time }]);
+    this.logger.log(`chain ${chainId}: first start, following from block ${start}`);
+  }
+
+  private async applyRange(cursor: StartedCursor, from: number, to: number, head: BlockHeader): Promise<void> {
+    const { node, chainId, cursors, owner, config } = this.deps;
+    const label = { chainId: String(chainId) };
+    // The end block is read before and after the logs: if it changed, the logs may mix forks.
+    const endBefore = await node.header(to);
+    if (!endBefore) throw new Retry();
+    let logs;
+    try {
+      logs = await node.logs(from, to, [[...NFT_EVENT_TOPICS]]);
+    } catch (error) {
+      if (to > from && isRangeRefusal(error)) {
+        this.range = Math.max(1, Math.floor((to - from + 1) / 2));
+        this.acceptedRanges = 0;
+        chainRangeRefusals.inc(label);
+        this.logger.warn(`the node refused eth_getLogs over ${to - from + 1} blocks; trying ${this.range} (${shortReason(error)})`);
+        throw new Retry();
+      }
+      throw error;
+    }
+    const watched = await this.deps.wallets.watchedAddresses();
+    const decoded = decodeTransferLogs(chainId, logs).filter((m) => touchesWatched(m, watched));
+    const headers = await node.headers([from, to, ...decoded.map((m) => m.blockNumber)]);
+    const end = headers.get(to);
+    const first = headers.get(from);
+    if (!end || !first || end.hash !== endBefore.hash) throw new Retry();
+    // The range must continue the applied chain; if not, the next step's check finds the reorg.
+    if (cursor.appliedHash !== null && first.parentHash !== cursor.appliedHash) throw new Retry();
+    const movements: ChainMovement[] = [];
+    for (const m of decoded) {
+      const header = headers.get(m.blockNumber);
+      if (!header || header.hash !== m.blockHash) throw new Retry();
+      movements.push({ ...m, blockTimestamp: header.time });
+    }
+    const blocks = new Map<number, StoredBlock>();
+    for (const n of [to, ...movements.map((m) => m.blockNumber)]) {
+      const h = headers.get(n)!;
+      blocks.set(n, { blockNumber: n, blockHash: h.hash, blockTime: h.time });
+    }
+
+    const result = await this.deps.em.fork().transactional(async (em) => {
+      await em.execute(`set local statement_timeout = ${Math.round(config.db.workerStatementTimeoutMs)}`);
+      const locked = await cursors.lockForStep(em, chainId, owner);
+      if (!locked || locked.appliedBlock !== cursor.appliedBlock) return null;
+      const recorded = await this.deps.movements.record(em, movements);
+      await cursors.storeBlocks(em, chainId, [...blocks.values()]);
+      await cursors.forgetBlocks(em, chainId, { below: to - KEPT_BLOCK_DEPTH });
+      await cursors.moveTo(em, chainId, blocks.get(to)!, { block: head.number, time: head.time }, LEASE_MS);
+      return recorded;
+    });
+    if (result === null) throw new Retry();
+    chainBlocksApplied.inc(label, to - from + 1);
+    if (result.recorded > 0) chainMovementsRecorded.inc(label, result.recorded);
+    if (this.range < config.chain.maxBlockRange && ++this.acceptedRanges >= REGROW_AFTER) {
+      this.range = Math.min(config.chain.maxBlockRange, this.range * 2);
+      this.acceptedRanges = 0;
+    }
+  }
+
+  /**
+   * The applied block is no longer the node's: walk the kept hashes down to the deepest block
+   * the node still has, revert every movement above it (newest first) and move the cursor there,
+   * in one transaction. The next steps apply the canonical blocks.
+   */
+  private async unwind(cursor: StartedCursor, head: BlockHeader): Promise<void> {
+    const { node, chainId, cursors, owner, em: rootEm, config } = this.deps;
+    const em = rootEm.fork();
+    let ancestor: StoredBlock | null = null;
+    let lowest = cursor.appliedBlock;
+    let below = cursor.appliedBlock;
+    while (ancestor === null) {
+      const page = await cursors.storedBlocksDown(em, chainId, below, 64);
+      if (page.length === 0) break;
+      const onNode = await node.headers(page.filter((b) => b.blockNumber <= head.number).map((b) => b.blockNumber));
+      for (const block of page) {
+        lowest = block.blockNumber;
+        if (onNode.get(block.blockNumber)?.hash === block.blockHash) {
+          ancestor = block;
+          break;
+        }
+      }
+      below = lowest - 1;
+    }
+    if (ancestor === null) {
+      // Deeper than the kept hashes: restart below the deepest one known, trusting the node there.
+      const n = Math.min(lowest, head.number + 1) - 1;
+      const header = n >= 0 ? await node.header(n) : null;
+      ancestor = header
+        ? { blockNumber: n, blockHash: header.hash, blockTime: header.time }
+        : { blockNumber: -1, blockHash: '', blockTime: null };
+      this.logger.error(`reorg deeper than the ${KEPT_BLOCK_DEPTH} kept block hashes; unwinding to block ${ancestor.blockNumber}`);
+    }
+    const target = ancestor;
+    const reverted = await em.transactional(async (tx) => {
+      await tx.execute(`set local statement_timeout = ${Math.round(config.db.workerStatementTimeoutMs)}`);
+      const locked = await cursors.lockForStep(tx, chainId, owner);
+      if (!locked || locked.appliedBlock !== cursor.appliedBlock) return null;
+      const count = await this.deps.movements.revertFrom(tx, chainId, target.blockNumber + 1);
+      await cursors.forgetBlocks(tx, chainId, { above: target.blockNumber });
+      await cursors.moveTo(
+        tx,
+        chainId,
+        { blockNumber: target.blockNumber, blockHash: target.blockHash === '' ? null : target.blockHash, blockTime: target.blockTime },
+        { block: head.number, time: head.time },
+        LEASE_MS,
+      );
+      return count;
+    });
+    if (reverted === null) throw new Retry();
+    const label = { chainId: String(chainId) };
+    chainReorgs.inc(label);
+    if (reverted > 0) chainMovementsReverted.inc(label, reverted);
+    this.logger.warn(
+      `reorg: block ${cursor.appliedBlock} is no longer canonical; unwound to block ${target.blockNumber}, ${reverted} transaction(s) reverted`,
+    );
+  }
+}

@@ -1,0 +1,134 @@
+import { Agent, Dispatcher } from 'undici';
+import { checkWebhookUrl, createGuardedLookup, PortRange, WebhookHostError } from '../../../common/net/url-policy';
+import { httpStatusError, MetadataFetchError } from './token-metadata-document.rules';
+
+export interface MetadataHttpOptions {
+  /** The whole fetch, redirects and body included. */
+  timeoutMs: number;
+  maxBytes: number;
+  /** The webhook URL policy: token URIs are chosen by whoever deployed the contract. */
+  allowHttp: boolean;
+  allowPrivateNetworks: boolean;
+  allowedPorts: readonly PortRange[];
+}
+
+/** Redirects followed per fetch; each target is checked against the policy like the first. */
+const MAX_REDIRECTS = 3;
+
+/**
+ * GETs metadata documents. A token URI is chosen by whoever deployed the contract, so http(s)
+ * targets go through the webhook URL policy: scheme and port checked on the URL, and the address
+ * actually connected to checked by the guarded lookup (a name that resolves to a private or
+ * metadata-service address is refused when the deployment does not allow private networks). The
+ * configured IPFS gateway is the operator's own choice and is exempt (it may be a node on the
+ * private network); a redirect away from it is checked again.
+ */
+export class MetadataHttpClient {
+  private readonly guarded: Agent;
+  private readonly trusted: Agent;
+
+  constructor(private readonly options: MetadataHttpOptions) {
+    const common = {
+      keepAliveTimeout: 10_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connectTimeout: options.timeoutMs,
+      connections: 16,
+    };
+    this.guarded = new Agent({
+      ...common,
+      connect: { lookup: createGuardedLookup({ allowPrivateNetworks: options.allowPrivateNetworks }) },
+    });
+    this.trusted = new Agent(common);
+  }
+
+  /**
+   * The document at `url` as text. `trustedOrigin` (the gateway's origin) is fetched without the
+   * policy. Throws MetadataFetchError, retryable for timeouts, network errors and 5xx/404/429.
+   */
+  async fetchText(url: string, trustedOrigin: string | null = null): Promise<string> {
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    let target = url;
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+      const parsed = new URL(target);
+      const trusted = trustedOrigin !== null && parsed.origin === trustedOrigin;
+      if (!trusted) {
+        // Literal IPs never reach the guarded lookup; the URL check judges them.
+        const reason = checkWebhookUrl(target, this.options);
+        if (reason) throw new MetadataFetchError(`the metadata URL ${reason}`, false);
+      }
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await (trusted ? this.trusted : this.guarded).request({
+          origin: parsed.origin,
+          path: `${parsed.pathname}${parsed.search}`,
+          method: 'GET',
+          headers: { accept: 'application/json, */*;q=0.5', 'user-agent': 'nft-wallet-service metadata fetcher' },
+          signal,
+        });
+      } catch (error) {
+        throw this.describe(error);
+      }
+      if (res.statusCode >= 300 && res.statusCode < 400 && typeof res.headers.location === 'string') {
+        await res.body.dump({ limit: 16 * 1024 }).catch(() => undefined);
+        target = new URL(res.headers.location, target).toString();
+        continue;
+      }
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        await res.body.dump({ limit: 16 * 1024 }).catch(() => undefined);
+        throw httpStatusError(res.statusCode);
+      }
+      return this.readBounded(res);
+    }
+    throw new MetadataFetchError(`more than ${MAX_REDIRECTS} redirects`, false);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.guarded.close(), this.trusted.close()]);
+  }
+
+  private async readBounded(res: Dispatcher.ResponseData): Promise<string> {
+    const tooLarge = () => new MetadataFetchError(`the metadata is larger than ${this.options.maxBytes} bytes`, false);
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.options.maxBytes) {
+      res.body.destroy();
+      throw tooLarge();
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body) {
+        const buffer = chunk as Buffer;
+        size += buffer.length;
+        if (size > this.options.maxBytes) {
+          res.body.destroy();
+          throw tooLarge();
+        }
+        chunks.push(buffer);
+      }
+    } catch (error) {
+      if (error instanceof MetadataFetchError) throw error;
+      throw this.describe(error);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  private describe(error: unknown): MetadataFetchError {
+    const e = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+    if (e instanceof WebhookHostError || e.cause instanceof WebhookHostError) {
+      const message = (e.cause as Error | undefined)?.message ?? e.message ?? 'blocked address';
+      return new MetadataFetchError(`the metadata URL ${message}`, false);
+    }
+    const code = e.code ?? e.cause?.code;
+    if (
+      e.name === 'TimeoutError' ||
+      e.name === 'AbortError' ||
+      code === 'UND_ERR_HEADERS_TIMEOUT' ||
+      code === 'UND_ERR_CONNECT_TIMEOUT' ||
+      code === 'UND_ERR_BODY_TIMEOUT'
+    ) {
+      return new MetadataFetchError(`no answer within ${this.options.timeoutMs} ms`, true);
+    }
+    return new MetadataFetchError(`${code ?? e.name ?? 'error'}: ${e.message ?? 'connection failed'}`, true);
+  }
+}
