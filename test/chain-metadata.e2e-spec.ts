@@ -366,7 +366,7 @@ describe('chain token metadata', () => {
       expect(token).toMatchObject({
         metadataStatus: 'failed',
         metadataError:
-          'the metadata URL must not point to a private, loopback, link-local or otherwise non-public address on this deployment',
+          'the metadata URL must point to a host this deployment may send to: it did not resolve, or it resolved to a private, loopback, link-local or otherwise non-public address',
       });
       expect(token.metadata.name).toBeNull();
       expect(meta.requests.length).toBe(before);
@@ -392,7 +392,7 @@ describe('chain token metadata', () => {
       const tokenId = await chainToken(t, org, 31337, nft, 2n, 'erc721');
       const token = await settled(t, org, tokenId);
       expect(token.metadataStatus).toBe('failed');
-      expect(token.metadataError).toMatch(/must not point to a private/);
+      expect(token.metadataError).toMatch(/must point to a host this deployment may send to/);
       expect(meta.requests.filter((p) => p === '/secret.json').length).toBe(before);
     });
   });
