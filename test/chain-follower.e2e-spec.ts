@@ -5,6 +5,7 @@ import {
   balances,
   ChainTransaction,
   isTransactionEvent,
+  SECRET,
   startFollowing,
   transactionsFromWebhooks,
   waitApplied,
@@ -12,6 +13,7 @@ import {
   watchingOrganization,
 } from './support/chain-fixture';
 import { TestReceiver } from './support/receiver';
+import { signatureIsValid } from './support/webhooks';
 import { TestApp } from './support/test-app';
 
 // Every movement type read from a real node: the follower records what the chain did to the
@@ -68,6 +70,9 @@ describe('Following a chain: movements of watched addresses', () => {
     const tokenId = transactions[0].tokenId;
     expect(new Set(transactions.map((x) => x.tokenId))).toEqual(new Set([tokenId]));
     expect(transactions.every((x) => x.source === 'chain' && x.status === 'confirmed')).toBe(true);
+    // The same signed webhooks as API writes, through the same outbox.
+    const webhooks = receiver.received.filter(isTransactionEvent(org.id));
+    expect(webhooks.every((w) => signatureIsValid(w, SECRET))).toBe(true);
 
     const block = await chain.publicClient.getBlock({ blockNumber: mint.blockNumber });
     expect(transactions[0].chain).toEqual({

@@ -132,7 +132,7 @@ describe('Following a chain: wallet sync', () => {
     await chain?.stop();
   });
 
-  it('validates the body and the wallet with problem details, and changes nothing when it refuses', async () => {
+  it('validates the body and the wallet with problem details, changes nothing when it refuses, and answers a repeated request with the same replay', async () => {
     // An API process: it knows the chain but does not follow it (the next test's follower starts later).
     t = await startFollowing(chain, { ROLE: 'api' });
     org = await watchingOrganization(t, receiver);
@@ -165,6 +165,21 @@ describe('Following a chain: wallet sync', () => {
     expectProblem(await sync({ chainId: 31411, fromBlock: 0 }, wallet, reader.key), 403, 'FORBIDDEN');
     const [{ n }] = await sql<{ n: string }>(t, `select count(*)::text as n from "wallet_sync" where "organization_id" = ?`, [org.id]);
     expect(n).toBe('0');
+
+    // Accepted twice while it waits (this process follows nothing, so it stays open): one replay.
+    const [first, second] = await Promise.all([sync({ chainId: 31411, fromBlock: 0 }), sync({ chainId: 31411, fromBlock: 0 })]);
+    expect([first.status, second.status]).toEqual([202, 202]);
+    expect(first.body).toEqual({
+      id: expect.any(String),
+      walletId: wallet,
+      chainId: 31411,
+      fromBlock: 0,
+      toBlock: null,
+      status: 'pending',
+      recordedTransactions: 0,
+      createdAtUtc: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/),
+    });
+    expect(second.body).toEqual(first.body);
     await t.close();
   });
 
