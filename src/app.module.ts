@@ -1,7 +1,7 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
-import { AppConfig } from './config/app-config';
+import { AppConfig, runsWorker } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
@@ -48,7 +48,7 @@ export class AppModule {
         TokensModule,
         TransactionsModule,
         // Delivery runs in worker processes; an indexer only follows chains.
-        WebhooksModule.register({ worker: config.role === 'worker' || config.role === 'all' }),
+        WebhooksModule.register({ worker: runsWorker(config) }),
         WhitelistModule,
         WebhookConfigModule,
         RateLimitModule,

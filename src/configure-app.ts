@@ -10,7 +10,7 @@ import { buildProblem, sendProblem } from './common/errors/problem-details';
 import { validationExceptionFactory } from './common/errors/validation';
 import { enforceJsonBodyRules } from './common/http/json-body-rules';
 import { requestIdMiddleware } from './common/http/request-id';
-import { AppConfig } from './config/app-config';
+import { AppConfig, servesApi } from './config/app-config';
 import { completeOpenApiDocument } from './openapi/openapi-document';
 import { addRequiredRoles } from './openapi/required-roles';
 
@@ -71,10 +71,6 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   // Signals are handled by main.ts (drainOnSignal): stop accepting, let in-flight requests end,
   // and only then close the modules, whose hooks would otherwise close the database under them.
   if (servesApi(config)) setupSwagger(app);
-}
-
-function servesApi(config: AppConfig): boolean {
-  return config.role === 'api' || config.role === 'all';
 }
 
 function reqId(req: Request): string | null {

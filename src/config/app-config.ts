@@ -7,6 +7,13 @@ import { parseTrustProxy } from './trust-proxy';
  * the chain followers and the token metadata fetcher, `all` everything.
  */
 export type ProcessRole = 'api' | 'worker' | 'indexer' | 'all';
+
+/** What a process of each ROLE runs: `all` runs everything; the others split it across processes. */
+export const servesApi = (config: Pick<AppConfig, 'role'>): boolean => config.role === 'api' || config.role === 'all';
+/** Webhook delivery and the periodic maintenance (purges, pruning, secret clean-up). */
+export const runsWorker = (config: Pick<AppConfig, 'role'>): boolean => config.role === 'worker' || config.role === 'all';
+/** The chain followers and the token metadata worker. */
+export const runsFollowers = (config: Pick<AppConfig, 'role'>): boolean => config.role === 'indexer' || config.role === 'all';
 export const PROCESS_ROLES: readonly ProcessRole[] = ['api', 'worker', 'indexer', 'all'];
 export type NodeEnv = 'development' | 'test' | 'production';
 export const NODE_ENVS: readonly NodeEnv[] = ['development', 'test', 'production'];

@@ -2,7 +2,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import type { Options } from '@mikro-orm/core';
 import { MIGRATIONS } from '../../migrations';
-import type { AppConfig } from '../config/app-config';
+import { AppConfig, servesApi } from '../config/app-config';
 import { extensionEntities, extensionMigrations } from '../extensions/registry';
 import { ENTITIES } from './entities';
 
@@ -22,7 +22,7 @@ export function serviceBounds(config: Pick<AppConfig, 'role' | 'db'>): DatabaseB
   return {
     acquireTimeoutMs: config.db.acquireTimeoutMs,
     // ROLE=all serves API requests from the same pool, so the API's bound holds there too.
-    statementTimeoutMs: config.role === 'worker' ? config.db.workerStatementTimeoutMs : config.db.statementTimeoutMs,
+    statementTimeoutMs: servesApi(config) ? config.db.statementTimeoutMs : config.db.workerStatementTimeoutMs,
   };
 }
 

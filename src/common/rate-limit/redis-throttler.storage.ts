@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { ChainableCommander } from 'ioredis';
-import { AppConfig } from '../../config/app-config';
+import { AppConfig, servesApi } from '../../config/app-config';
 import { createRedisConnection, queueKeyPrefix, RedisConnection } from '../redis/redis-connection';
 
 /**
@@ -75,7 +75,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
 
   /** Waits briefly for Redis so the first requests are counted, but never holds start-up for it. */
   async onModuleInit(): Promise<void> {
-    if (this.config.role === 'worker' || this.redis.status !== 'wait') return;
+    if (!servesApi(this.config) || this.redis.status !== 'wait') return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.redis.connect().catch((error: unknown) => this.warn(error)),

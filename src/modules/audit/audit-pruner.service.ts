@@ -2,7 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
 import { Periodic } from '../../common/scheduling/periodic';
-import { AppConfig } from '../../config/app-config';
+import { AppConfig, runsWorker } from '../../config/app-config';
 import { AuditEntry } from './audit-entry.entity';
 
 /** Entries deleted per transaction: short transactions, so appends to the same chain wait little. */
@@ -33,7 +33,7 @@ export class AuditPruner implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.role !== 'api') this.schedule.start();
+    if (runsWorker(this.config)) this.schedule.start();
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -2,7 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AppConfig } from '../../config/app-config';
+import { AppConfig, runsFollowers } from '../../config/app-config';
 import { ChainMovementsService } from '../transactions/chain-movements.service';
 import { WalletsService } from '../wallets/wallets.service';
 import { ChainClients } from './chain-clients';
@@ -10,11 +10,6 @@ import { ChainCursorRepository } from './chain-cursor.repository';
 import { ChainFollower } from './chain-follower';
 import { ChainNode } from './chain-node';
 import { WalletSyncRunner } from './wallet-sync.runner';
-
-/** Whether a process of this role follows chains (ROLE=indexer or all). */
-export function runsFollowers(config: AppConfig): boolean {
-  return config.role === 'indexer' || config.role === 'all';
-}
 
 /**
  * Starts one follower per configured chain in indexer and all processes. Every instance runs

@@ -2,7 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
 import { Periodic } from '../../common/scheduling/periodic';
-import { AppConfig } from '../../config/app-config';
+import { AppConfig, runsWorker } from '../../config/app-config';
 import { IDEMPOTENCY_WINDOW_HOURS } from './transaction.rules';
 
 /** Any fixed number, distinct from the migration lock: the purge's advisory lock. */
@@ -32,7 +32,7 @@ export class IdempotencyKeyPurger implements OnApplicationBootstrap, OnApplicati
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.role !== 'api') this.schedule.start();
+    if (runsWorker(this.config)) this.schedule.start();
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Periodic } from '../../common/scheduling/periodic';
-import { AppConfig } from '../../config/app-config';
+import { AppConfig, runsWorker } from '../../config/app-config';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
 
 /**
@@ -31,7 +31,7 @@ export class PreviousSecretCleanup implements OnApplicationBootstrap, OnApplicat
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.role !== 'api') this.schedule.start();
+    if (runsWorker(this.config)) this.schedule.start();
   }
 
   onApplicationShutdown(): Promise<void> {

@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { AppConfig } from '../../../config/app-config';
+import { AppConfig, runsFollowers } from '../../../config/app-config';
 import { DueMetadataToken, TokenMetadataSyncService } from '../../tokens/token-metadata-sync.service';
 import { MetadataFetchError, metadataErrorText, nextMetadataAttempt } from './token-metadata-document.rules';
 import { MetadataTarget, TokenMetadataFetcher } from './token-metadata-fetcher';
@@ -29,7 +29,7 @@ export class TokenMetadataWorker implements OnApplicationBootstrap, OnApplicatio
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.role !== 'indexer' && this.config.role !== 'all') return;
+    if (!runsFollowers(this.config)) return;
     // No chain followed, no token URI to read: pending tokens wait until one is configured.
     if (this.config.chain.rpcUrls.length === 0) return;
     this.schedule(0);
