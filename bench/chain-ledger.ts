@@ -34,7 +34,7 @@ export async function chainLedgerScenario(ctx: {
      select gen_random_uuid(), now(), $1, 'chain bench', a from unnest($2::text[]) a`,
     [ctx.organizationId, addresses],
   );
-  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ DATABASE_URL: ctx.databaseUrl })));
+  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: ctx.databaseUrl })));
   try {
     const em = orm.em.fork();
     const events = new DomainEventPublisher();

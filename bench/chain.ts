@@ -129,6 +129,8 @@ class Service {
           DB_MIGRATE_ON_START: 'false',
           SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
           OPERATOR_API_KEY: OPERATOR_KEY,
+          AUDIT_CHAIN_KEY: ENCRYPTION_KEY,
+          METRICS_TOKEN: OPERATOR_KEY,
           WEBHOOK_ALLOW_HTTP: 'true',
           WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
           RATE_LIMIT_PER_KEY: '10000000',
@@ -467,7 +469,7 @@ async function main(): Promise<void> {
   const databaseUrl = base.toString();
   log(`database ${databaseUrl}`);
   await ensureDatabase(databaseUrl);
-  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ DATABASE_URL: databaseUrl })));
+  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl })));
   try {
     await runMigrations(orm, databaseUrl);
   } finally {
