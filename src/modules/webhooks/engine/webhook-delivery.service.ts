@@ -6,6 +6,7 @@ import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
 import { Admit, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { EndpointHealthTally } from './endpoint-health';
+import { admitAttempt } from './fair-share';
 import { MicroBatch } from './micro-batch';
 import { ReceiverLimiter } from './receiver-limiter';
 import { AttemptResult, WebhookDeliveryRepository } from '../webhook-delivery.repository';
@@ -56,6 +57,8 @@ interface Work {
 export class WebhookDeliveryService implements OnModuleDestroy {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly limiter: ReceiverLimiter;
+  /** Attempts in flight per organization (the same counting, keyed by organization id, never waited on). */
+  private readonly organizations: ReceiverLimiter;
   private readonly sender: WebhookSender;
   /** How long a claimed attempt keeps others away; past it, a crashed attempt is retried. */
   private readonly leaseMs: number;
@@ -79,6 +82,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       fastReceiverMs: FAST_RECEIVER_MS,
       maxWaitMs: MAX_SLOT_WAIT_MS,
     });
+    this.organizations = new ReceiverLimiter(config.webhook.perOrganizationConcurrency);
     this.sender = new WebhookSender({
       timeoutMs: config.webhook.timeoutMs,
       allowHttp: config.webhook.allowHttp,
@@ -216,25 +220,37 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /**
-   * This batch's admission policy (see Admit): an attempt while the endpoint has a free slot, or
-   * when it is at its limit but answers fast (the attempt then waits briefly for the next freed
-   * slot); a slow or unknown endpoint at its limit gets no attempt now, so it cannot tie up the
-   * worker. Counts what the batch already admitted, so it plans no more than an endpoint has room for.
+   * This batch's admission policy (see Admit, the rule in fair-share.ts): an attempt while its
+   * organization is below its cap of attempts in flight (WEBHOOK_PER_ORGANIZATION_CONCURRENCY) and
+   * its endpoint has a free slot, or is at its limit but answers fast (the attempt then waits
+   * briefly for the next freed slot); otherwise none now, looked at again shortly, so neither a
+   * slow endpoint nor a slow organization can tie up the worker. Counts what the batch already
+   * admitted, so it plans no more than an endpoint or an organization has room for.
    */
   private admission(): Admit {
-    const planned = new Map<string, number>();
-    return ({ endpointId }) => {
-      const already = planned.get(endpointId) ?? 0;
-      const hasRoom = this.limiter.count(endpointId) + already < this.config.webhook.perReceiverConcurrency;
-      if (!hasRoom && !this.limiter.isFast(endpointId)) return 'none';
-      planned.set(endpointId, already + 1);
-      return 'afterClaim';
+    const plannedEndpoint = new Map<string, number>();
+    const plannedOrganization = new Map<string, number>();
+    return ({ organizationId, endpointId }) => {
+      const endpointAlready = plannedEndpoint.get(endpointId) ?? 0;
+      const organizationAlready = plannedOrganization.get(organizationId) ?? 0;
+      const admission = admitAttempt({
+        endpointInFlight: this.limiter.count(endpointId) + endpointAlready,
+        endpointLimit: this.config.webhook.perReceiverConcurrency,
+        endpointIsFast: this.limiter.isFast(endpointId),
+        organizationInFlight: this.organizations.count(organizationId) + organizationAlready,
+        organizationLimit: this.config.webhook.perOrganizationConcurrency,
+      });
+      if (admission === 'afterClaim') {
+        plannedEndpoint.set(endpointId, endpointAlready + 1);
+        plannedOrganization.set(organizationId, organizationAlready + 1);
+      }
+      return admission;
     };
   }
 
   /** Makes one claimed attempt and records its result; throws to have the job run again later. */
   private async attempt(claim: PlannedAttempt): Promise<void> {
-    if (claim.receiver !== null && !(await this.acquireSlot(claim.receiver))) {
+    if (claim.receiver !== null && !(await this.acquireSlots(claim.organizationId, claim.receiver))) {
       await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
       throw busy();
     }
@@ -245,7 +261,10 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       try {
         result = await this.send(claim);
       } finally {
-        if (claim.receiver) this.limiter.release(claim.receiver, result! && result.outcome !== 'blocked' ? result.durationMs : undefined);
+        if (claim.receiver) {
+          this.limiter.release(claim.receiver, result! && result.outcome !== 'blocked' ? result.durationMs : undefined);
+          this.organizations.release(claim.organizationId);
+        }
       }
     }
     countAttempt(result.outcome);
@@ -299,10 +318,16 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     });
   }
 
-  /** A slot now, or for a fast receiver the next one freed within the wait; false if none. */
-  private async acquireSlot(receiver: string): Promise<boolean> {
-    if (this.limiter.tryAcquire(receiver)) return true;
-    return this.limiter.isFast(receiver) && (await this.limiter.waitForSlot(receiver));
+  /**
+   * One of the organization's slots (never waited for: batches planned side by side may together
+   * have admitted more than its cap) and then the endpoint's, now or, for a fast receiver, the
+   * next one freed within the wait; false, holding neither, if either is missing.
+   */
+  private async acquireSlots(organizationId: string, receiver: string): Promise<boolean> {
+    if (!this.organizations.tryAcquire(organizationId)) return false;
+    if (this.limiter.tryAcquire(receiver) || (this.limiter.isFast(receiver) && (await this.limiter.waitForSlot(receiver)))) return true;
+    this.organizations.release(organizationId);
+    return false;
   }
 
   /** Writes the endpoints' health gathered since the last write; a failed write only delays auto-disable. */
