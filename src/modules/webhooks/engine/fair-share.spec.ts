@@ -20,8 +20,9 @@ describe('admitAttempt (fair scheduling across organizations)', () => {
     expect(admitAttempt({ ...idle, organizationInFlight: 30 })).toBe('none');
   });
 
-  it('refuses an organization at its cap even for a fast endpoint', () => {
-    expect(admitAttempt({ ...idle, endpointIsFast: true, endpointInFlight: 10, organizationInFlight: 25 })).toBe('none');
+  it("lets an attempt to a fast endpoint wait briefly for its organization's next freed slot", () => {
+    expect(admitAttempt({ ...idle, endpointIsFast: true, organizationInFlight: 25 })).toBe('afterClaim');
+    expect(admitAttempt({ ...idle, endpointIsFast: true, endpointInFlight: 10, organizationInFlight: 25 })).toBe('afterClaim');
   });
 
   it('keeps the per-endpoint limit: a slow endpoint at its limit waits, a fast one may wait for a slot', () => {

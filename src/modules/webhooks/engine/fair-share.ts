@@ -11,14 +11,16 @@ export interface AdmissionState {
 }
 
 /**
- * The scheduling rule, asked once per attempt: an organization at its cap of attempts in flight
- * gets none now, whatever its endpoints (so one organization's slow endpoints never delay
- * another's webhooks: README "Isolation"); below it, an endpoint with a free slot gets one, a
- * fast endpoint at its limit waits briefly for one, a slow one gets none now. 'none' is looked at
- * again shortly without spending an attempt, so nothing is dropped, only put back in line.
+ * The scheduling rule, asked once per attempt. An attempt is admitted while its organization is
+ * below its cap of attempts in flight and its endpoint below its limit. At either limit, an
+ * attempt to an endpoint known to answer fast is still admitted and waits briefly for the next
+ * freed slot (its wait is bounded, and a fast receiver frees slots within milliseconds); one to a
+ * slow or unknown endpoint gets none now. So an organization whose endpoints are slow holds at most
+ * its cap of a worker's slots and never delays another organization's webhooks (README
+ * "Isolation"). 'none' is looked at again shortly without spending an attempt: nothing is
+ * dropped, only put back in line.
  */
 export function admitAttempt(s: AdmissionState): Admission {
-  if (s.organizationInFlight >= s.organizationLimit) return 'none';
-  if (s.endpointInFlight >= s.endpointLimit && !s.endpointIsFast) return 'none';
-  return 'afterClaim';
+  const full = s.organizationInFlight >= s.organizationLimit || s.endpointInFlight >= s.endpointLimit;
+  return full && !s.endpointIsFast ? 'none' : 'afterClaim';
 }

@@ -57,7 +57,7 @@ interface Work {
 export class WebhookDeliveryService implements OnModuleDestroy {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly limiter: ReceiverLimiter;
-  /** Attempts in flight per organization (the same counting, keyed by organization id, never waited on). */
+  /** Attempts in flight per organization (the same counting, keyed by organization id). */
   private readonly organizations: ReceiverLimiter;
   private readonly sender: WebhookSender;
   /** How long a claimed attempt keeps others away; past it, a crashed attempt is retried. */
@@ -82,7 +82,10 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       fastReceiverMs: FAST_RECEIVER_MS,
       maxWaitMs: MAX_SLOT_WAIT_MS,
     });
-    this.organizations = new ReceiverLimiter(config.webhook.perOrganizationConcurrency);
+    this.organizations = new ReceiverLimiter(config.webhook.perOrganizationConcurrency, {
+      fastReceiverMs: FAST_RECEIVER_MS,
+      maxWaitMs: MAX_SLOT_WAIT_MS,
+    });
     this.sender = new WebhookSender({
       timeoutMs: config.webhook.timeoutMs,
       allowHttp: config.webhook.allowHttp,
@@ -157,7 +160,12 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     }
     for (const { eventId, webhooks } of plan.judge) {
       if (!judged.has(eventId)) continue;
-      outcome.set(key('event', eventId), this.carry(webhooks.map((w) => ({ id: w.row.id, run: w.first ? this.start(w.first) : busy() }))));
+      outcome.set(
+        key('event', eventId),
+        this.carry(
+          webhooks.map((w) => ({ id: w.row.id, run: w.first ? this.start(w.first) : this.busy(w.row.organizationId, w.row.endpointId) })),
+        ),
+      );
     }
 
     // Webhooks: nothing to do, wait, or claim the due attempt (all in one statement) and make it.
@@ -166,7 +174,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
         settled.kind === 'done'
           ? Promise.resolve()
           : settled.kind === 'busy'
-            ? busy()
+            ? this.busy(states.get(id)!.organizationId, states.get(id)!.endpointId)
             : new RetryLaterError(settled.delayMs, 'not due yet');
       outcome.set(key('webhook', id), run);
     }
@@ -220,12 +228,12 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /**
-   * This batch's admission policy (see Admit, the rule in fair-share.ts): an attempt while its
-   * organization is below its cap of attempts in flight (WEBHOOK_PER_ORGANIZATION_CONCURRENCY) and
-   * its endpoint has a free slot, or is at its limit but answers fast (the attempt then waits
-   * briefly for the next freed slot); otherwise none now, looked at again shortly, so neither a
-   * slow endpoint nor a slow organization can tie up the worker. Counts what the batch already
-   * admitted, so it plans no more than an endpoint or an organization has room for.
+   * This batch's admission policy (see Admit; the rule is admitAttempt in fair-share.ts): an
+   * attempt while its organization is below WEBHOOK_PER_ORGANIZATION_CONCURRENCY attempts in flight
+   * and its endpoint below WEBHOOK_PER_RECEIVER_CONCURRENCY, or at either limit when the endpoint
+   * answers fast (the attempt then waits briefly for the next freed slot); otherwise none now,
+   * looked at again shortly, so neither a slow endpoint nor an organization of slow endpoints can
+   * tie up the worker. Counts what the batch already admitted, so it plans no more than there is room for.
    */
   private admission(): Admit {
     const plannedEndpoint = new Map<string, number>();
@@ -252,7 +260,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   private async attempt(claim: PlannedAttempt): Promise<void> {
     if (claim.receiver !== null && !(await this.acquireSlots(claim.organizationId, claim.receiver))) {
       await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
-      throw busy();
+      throw this.busy(claim.organizationId, claim.endpointId);
     }
     let result: SendResult;
     if (claim.permanent) {
@@ -319,15 +327,22 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /**
-   * One of the organization's slots (never waited for: batches planned side by side may together
-   * have admitted more than its cap) and then the endpoint's, now or, for a fast receiver, the
-   * next one freed within the wait; false, holding neither, if either is missing.
+   * One of the organization's slots, then one of the endpoint's: each now or, for a fast receiver,
+   * the next one freed within the wait; false, holding neither, if either is missing (batches
+   * planned side by side may together have admitted more than a limit).
    */
   private async acquireSlots(organizationId: string, receiver: string): Promise<boolean> {
-    if (!this.organizations.tryAcquire(organizationId)) return false;
-    if (this.limiter.tryAcquire(receiver) || (this.limiter.isFast(receiver) && (await this.limiter.waitForSlot(receiver)))) return true;
+    const fast = this.limiter.isFast(receiver);
+    if (!this.organizations.tryAcquire(organizationId) && !(fast && (await this.organizations.waitForSlot(organizationId)))) return false;
+    if (this.limiter.tryAcquire(receiver) || (fast && (await this.limiter.waitForSlot(receiver)))) return true;
     this.organizations.release(organizationId);
     return false;
+  }
+
+  /** busy() for a webhook of this endpoint, spread over the time it or its organization is expected to take to free a slot (at most the timeout). */
+  private busy(organizationId: string, endpointId: string): RetryLaterError {
+    const expectedMs = Math.max(this.limiter.expectedMs(endpointId), this.organizations.expectedMs(organizationId));
+    return busy(Math.min(expectedMs, this.config.webhook.timeoutMs));
   }
 
   /** Writes the endpoints' health gathered since the last write; a failed write only delays auto-disable. */
@@ -349,7 +364,15 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 }
 
-/** No attempt was made: come back shortly without spending one of the schedule's attempts. */
-function busy(): RetryLaterError {
-  return new RetryLaterError(100 + Math.round(Math.random() * 400), 'receiver has its maximum of webhooks in flight');
+/**
+ * No attempt was made (the endpoint or its organization had no free slot): come back without
+ * spending one of the schedule's attempts, spread over about as long as the endpoint takes to
+ * answer (within half a second for a fast one). A slot of a slow endpoint frees only when one of its
+ * answers comes, so looking sooner would only churn the queue ahead of other organizations' jobs.
+ */
+function busy(typicalMs = 0): RetryLaterError {
+  return new RetryLaterError(
+    100 + Math.round(Math.random() * Math.max(400, typicalMs)),
+    'no free slot for the endpoint or its organization',
+  );
 }
