@@ -4,6 +4,7 @@
  * receipt time of each webhook id. Commit-to-receipt latency is measured against the body's
  * createdAtUtc, which is the event row's created_at (same machine, same clock).
  * Talks to bench/run.ts over IPC: `reset` (with the shared secret), `stats`.
+ * BENCH_RECEIVER_DELAY_MS makes it a slow receiver: every answer comes that long after the request.
  */
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -16,6 +17,7 @@ let received = 0;
 let badSignatures = 0;
 let firstAt = 0;
 let lastAt = 0;
+const delayMs = Number(process.env.BENCH_RECEIVER_DELAY_MS ?? 0);
 
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
@@ -37,7 +39,9 @@ const server = createServer((req, res) => {
       if (firstAt === 0) firstAt = now;
       lastAt = now;
     }
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    const answer = () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    if (delayMs > 0) setTimeout(answer, delayMs);
+    else answer();
   });
 });
 server.keepAliveTimeout = 60_000;

@@ -10,11 +10,13 @@
  * Environment (all optional): BENCH_DATABASE_BASE_URL (postgresql://postgres@127.0.0.1:5432),
  * REDIS_URL, BENCH_ROUNDS (3), BENCH_DURATION_S (6), BENCH_CONNECTIONS (10), BENCH_EVENTS (20000),
  * BENCH_STEADY_RATE (200), BENCH_STEADY_S (15), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir>,
- * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,chainLedger,writes,webhooks).
+ * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,chainLedger,writes,webhooks,fairness).
  * balancesAsOf: balances pages at a past instant of a wallet of 10,000 NFTs with 100,000 movements
  * (bench/balances-as-of.ts); chainLedger: recording and reverting 10,000 chain movements
- * (bench/chain-ledger.ts). The service tuning
- * variables WEBHOOK_CONCURRENCY, WEBHOOK_PER_RECEIVER_CONCURRENCY and DB_POOL_MAX are passed on.
+ * (bench/chain-ledger.ts); fairness: a healthy organization's commit-to-receipt p99 while a noisy
+ * one's 8 endpoints answer after BENCH_FAIRNESS_SLOW_MS (10000) with 800 webhooks queued, one worker
+ * and two. The service tuning variables WEBHOOK_CONCURRENCY, WEBHOOK_PER_RECEIVER_CONCURRENCY,
+ * WEBHOOK_PER_ORGANIZATION_CONCURRENCY and DB_POOL_MAX are passed on.
  */
 import autocannon from 'autocannon';
 import { ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
@@ -47,7 +49,7 @@ const EVENTS = Number(env.BENCH_EVENTS ?? 20_000);
 const STEADY_RATE = Number(env.BENCH_STEADY_RATE ?? 200);
 const STEADY_S = Number(env.BENCH_STEADY_S ?? 15);
 const ONLY = new Set(
-  (env.BENCH_ONLY ?? 'readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,chainLedger,writes,webhooks').split(','),
+  (env.BENCH_ONLY ?? 'readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,chainLedger,writes,webhooks,fairness').split(','),
 );
 const wants = (name: string) => ONLY.has(name);
 const REDIS_URL = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -147,7 +149,7 @@ class Service {
         RATE_LIMIT_PER_KEY: '10000000',
         RATE_LIMIT_PER_IP: '10000000',
         ...(env.BENCH_CPU_PROF ? { BENCH_CPU_PROF_DIR: resolve(env.BENCH_CPU_PROF) } : {}),
-        ...pickEnv(/^(WEBHOOK_CONCURRENCY|WEBHOOK_PER_RECEIVER_CONCURRENCY|DB_POOL_MAX)$/),
+        ...pickEnv(/^(WEBHOOK_CONCURRENCY|WEBHOOK_PER_RECEIVER_CONCURRENCY|WEBHOOK_PER_ORGANIZATION_CONCURRENCY|DB_POOL_MAX)$/),
       },
     });
     const service = new Service(child, port);
@@ -506,6 +508,60 @@ async function postLoop(receiver: ChildProcess, receiverUrl: string, organizatio
   return summariseDelivery(stats, EVENTS, started);
 }
 
+const FAIRNESS_SLOW_MS = Number(env.BENCH_FAIRNESS_SLOW_MS ?? 10_000);
+const FAIRNESS_NOISY_ENDPOINTS = 8;
+const FAIRNESS_NOISY_EVENTS = 100; // x 8 endpoints = 800 webhooks
+const FAIRNESS_QUIET_RATE = 10; // events per second
+const FAIRNESS_QUIET_S = 25; // past the noisy organization's first answers, into its steady state
+
+interface FairnessResult {
+  workers: number;
+  quietEvents: number;
+  delivered: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  latencyMaxMs: number;
+  noisyReceived: number;
+}
+
+/**
+ * One organization saturates its endpoints (8 of them on a receiver answering after
+ * FAIRNESS_SLOW_MS, 800 webhooks committed at once) while another commits FAIRNESS_QUIET_RATE
+ * events a second to a healthy receiver: the healthy organization's commit-to-receipt latency.
+ */
+async function fairness(
+  db: Client,
+  noisy: { id: string },
+  noisyReceiver: ChildProcess,
+  quiet: { id: string },
+  quietReceiver: ChildProcess,
+  workers: number,
+): Promise<FairnessResult> {
+  await ask(quietReceiver, 'reset', { secret: SHARED_SECRET });
+  await ask(noisyReceiver, 'reset', { secret: SHARED_SECRET });
+  await db.query(insertEventsSql(FAIRNESS_NOISY_EVENTS), [noisy.id]);
+  // Let the noisy organization's first attempts reach its receiver before measuring.
+  const saturatedBy = Date.now() + 5000;
+  while ((await ask<{ received: number }>(noisyReceiver, 'stats')).received < 10 && Date.now() < saturatedBy) await sleep(100);
+  const total = FAIRNESS_QUIET_RATE * FAIRNESS_QUIET_S;
+  const started = Date.now();
+  for (let sent = 0; sent < total; sent += 1) {
+    await sleep(Math.max(0, started + (sent * 1000) / FAIRNESS_QUIET_RATE - Date.now()));
+    await db.query(insertEventsSql(1), [quiet.id]);
+  }
+  const stats = await waitForAll(quietReceiver, total, 120_000);
+  const noisyStats = await ask<Stats>(noisyReceiver, 'stats');
+  return {
+    workers,
+    quietEvents: total,
+    delivered: stats.unique,
+    latencyP50Ms: percentile(stats.latencies, 50),
+    latencyP99Ms: percentile(stats.latencies, 99),
+    latencyMaxMs: Math.max(...stats.latencies),
+    noisyReceived: noisyStats.received,
+  };
+}
+
 async function deliveryOutcome(db: Client, organizationId: string): Promise<Record<string, number>> {
   const rows = (
     await db.query(`select "status", count(*)::int as n from "webhook_delivery" where "organization_id" = $1 group by 1`, [organizationId])
@@ -720,6 +776,50 @@ async function main(): Promise<void> {
       result.scaleOut = { oneWorker, twoWorkers, ratio: round(twoWorkers.deliveriesPerSecond / oneWorker.deliveriesPerSecond, 3) };
       result.deliveryOutcome = await deliveryOutcome(db, data.hookOrg.id);
     }
+    if (wants('fairness')) {
+      const createOrg = async (name: string) => {
+        const org = await api<{ id: string }>(service, 'POST', '/admin/v1/organizations', OPERATOR_KEY, { name });
+        const key = await api<{ key: string }>(service, 'POST', `/admin/v1/organizations/${org.id}/api-keys`, OPERATOR_KEY, {
+          name: 'bench',
+          roles: ['admin'],
+        });
+        return { id: org.id, key: key.key };
+      };
+      const slow = await startHelper('receiver.ts', { BENCH_RECEIVER_DELAY_MS: String(FAIRNESS_SLOW_MS) });
+      cleanups.push(() => stopChild(slow.child));
+      const healthy = await startHelper('receiver.ts', {});
+      cleanups.push(() => stopChild(healthy.child));
+      const noisy = await createOrg('bench noisy');
+      const quiet = await createOrg('bench quiet');
+      for (let i = 0; i < FAIRNESS_NOISY_ENDPOINTS; i += 1) {
+        await api(service, 'POST', '/api/organization/v1/current-organization/webhook-endpoints', noisy.key, {
+          url: `http://127.0.0.1:${slow.port}/slow-${i}`,
+          sharedSecret: SHARED_SECRET,
+          webhookTypes: ['transaction'],
+        });
+      }
+      await api(service, 'PATCH', '/api/organization/v1/current-organization/webhook-config', quiet.key, {
+        url: `http://127.0.0.1:${healthy.port}/webhooks`,
+        sharedSecret: SHARED_SECRET,
+        webhookTypes: ['transaction'],
+        enabled: true,
+      });
+      log(`fairness: ${FAIRNESS_NOISY_ENDPOINTS} endpoints answering after ${FAIRNESS_SLOW_MS} ms with 800 webhooks, one worker`);
+      const one = await fairness(db, noisy, slow.child, quiet, healthy.child, 1);
+      log(`  healthy organization p50 ${one.latencyP50Ms} ms, p99 ${one.latencyP99Ms} ms, max ${one.latencyMaxMs} ms`);
+      const worker = await Service.start(databaseUrl, 'worker');
+      cleanups.push(() => worker.stop());
+      log('fairness: the same with a second worker (another 800 noisy webhooks)');
+      const two = await fairness(db, noisy, slow.child, quiet, healthy.child, 2);
+      log(`  healthy organization p50 ${two.latencyP50Ms} ms, p99 ${two.latencyP99Ms} ms, max ${two.latencyMaxMs} ms`);
+      await worker.stop();
+      result.fairness = {
+        slowMs: FAIRNESS_SLOW_MS,
+        perOrganizationConcurrency: env.WEBHOOK_PER_ORGANIZATION_CONCURRENCY ?? 'default',
+        oneWorker: one,
+        twoWorkers: two,
+      };
+    }
     if (env.BENCH_CPU_PROF) result.requestCounts = await requestCounts(service.url);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
@@ -857,6 +957,13 @@ function table(r: Record<string, unknown>): string {
     const v = x.chainLedger;
     lines.push(
       `| chain ledger, ${v.movements} movements to ${v.wallets} wallets (one transaction each) | record mints ${v.recordMintsMs} ms, repeat ${v.recordRepeatMs} ms, transfers ${v.recordTransfersMs} ms, revert all ${v.revert20kMs} ms | | | |`,
+    );
+  }
+  if (x.fairness) {
+    const f = x.fairness;
+    const row = (r: FairnessResult) => `p50 ${r.latencyP50Ms} ms, p99 ${r.latencyP99Ms} ms, max ${r.latencyMaxMs} ms`;
+    lines.push(
+      `| fairness: healthy organization's commit-to-receipt while another's 8 endpoints (${f.slowMs} ms) hold 800 webhooks | ${row(f.oneWorker)} (1 worker); ${row(f.twoWorkers)} (2 workers) | | | each < 2 s |`,
     );
   }
   if (x.largeWallet) {

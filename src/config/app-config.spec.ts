@@ -234,6 +234,14 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('gives an organization half the webhook slots of a worker by default, at least one', () => {
+    expect(loadConfig({}).webhook.perOrganizationConcurrency).toBe(25);
+    expect(loadConfig({ WEBHOOK_CONCURRENCY: '8' }).webhook.perOrganizationConcurrency).toBe(4);
+    expect(loadConfig({ WEBHOOK_CONCURRENCY: '1' }).webhook.perOrganizationConcurrency).toBe(1);
+    expect(loadConfig({ WEBHOOK_PER_ORGANIZATION_CONCURRENCY: '40' }).webhook.perOrganizationConcurrency).toBe(40);
+    expect(() => loadConfig({ WEBHOOK_PER_ORGANIZATION_CONCURRENCY: '0' })).toThrow(/WEBHOOK_PER_ORGANIZATION_CONCURRENCY/);
+  });
+
   it('honours a custom retry schedule', () => {
     expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '200ms, 1s,5s' }).webhook.retryScheduleMs).toEqual([200, 1000, 5000]);
   });

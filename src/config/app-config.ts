@@ -103,6 +103,8 @@ export abstract class AppConfig {
     readonly allowedPorts: readonly PortRange[];
     readonly concurrency: number;
     readonly perReceiverConcurrency: number;
+    /** Attempts in flight per organization and worker, so one organization never delays another's webhooks. */
+    readonly perOrganizationConcurrency: number;
     readonly retentionMs: number;
     readonly relayIntervalMs: number;
     readonly reconcileIntervalMs: number;
@@ -315,6 +317,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const logFormat = str('LOG_FORMAT', 'auto') as AppConfig['logFormat'];
   if (!['auto', 'json', 'pretty'].includes(logFormat)) errors.push(`LOG_FORMAT must be auto, json or pretty (got "${logFormat}")`);
 
+  const webhookConcurrency = int('WEBHOOK_CONCURRENCY', 50, 1, 1000);
   const config: AppConfig = {
     nodeEnv,
     production,
@@ -360,8 +363,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
       allowHttp,
       allowPrivateNetworks,
       allowedPorts,
-      concurrency: int('WEBHOOK_CONCURRENCY', 50, 1, 1000),
+      concurrency: webhookConcurrency,
       perReceiverConcurrency: int('WEBHOOK_PER_RECEIVER_CONCURRENCY', 10, 1, 1000),
+      // Half a worker's slots by default: an organization whose endpoints are all slow leaves the
+      // other half to everyone else, and one busy organization alone still keeps half the worker busy.
+      perOrganizationConcurrency: int('WEBHOOK_PER_ORGANIZATION_CONCURRENCY', Math.max(1, Math.floor(webhookConcurrency / 2)), 1, 1000),
       retentionMs: duration('WEBHOOK_RETENTION', 30 * 86_400_000),
       relayIntervalMs: duration('OUTBOX_POLL_INTERVAL', 1000),
       reconcileIntervalMs: duration('WEBHOOK_RECONCILE_INTERVAL', 30_000),

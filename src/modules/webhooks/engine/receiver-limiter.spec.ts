@@ -35,6 +35,19 @@ describe('ReceiverLimiter', () => {
     expect(limiter.count('a')).toBe(0);
   });
 
+  it('expects a receiver holding its requests without answering to take at least that long', () => {
+    const limiter = new ReceiverLimiter(10);
+    const start = Date.now();
+    expect(limiter.expectedMs('a', start)).toBe(0);
+    limiter.tryAcquire('a');
+    limiter.tryAcquire('a');
+    expect(limiter.expectedMs('a', start + 10_000)).toBeGreaterThanOrEqual(9_000);
+    limiter.release('a', 10_000); // its first answer: the typical duration now says it
+    expect(limiter.expectedMs('a')).toBe(10_000);
+    limiter.release('a', 10_000);
+    expect(limiter.expectedMs('a', Date.now() + 60_000)).toBe(10_000); // nothing in flight: no silence to count
+  });
+
   it('keys receivers by origin', () => {
     expect(receiverKey('https://example.com/a?x=1')).toBe(receiverKey('https://example.com:443/b'));
     expect(receiverKey('http://127.0.0.1:8080/a')).not.toBe(receiverKey('http://127.0.0.1:8081/a'));

@@ -12,6 +12,8 @@ export class ReceiverLimiter {
   private readonly waiters = new Map<string, ((granted: boolean) => void)[]>();
   /** Smoothed duration of recent sends per receiver: only a receiver known to be fast is waited for. */
   private readonly typicalMs = new LRUCache<string, number>({ max: TYPICAL_DURATIONS_MAX });
+  /** Since when each receiver with requests in flight has gone without answering one. */
+  private readonly silentSince = new Map<string, number>();
 
   constructor(
     private readonly perReceiver: number,
@@ -22,6 +24,7 @@ export class ReceiverLimiter {
     const current = this.inFlight.get(receiver) ?? 0;
     if (current >= this.perReceiver) return false;
     this.inFlight.set(receiver, current + 1);
+    if (!this.silentSince.has(receiver)) this.silentSince.set(receiver, Date.now());
     return true;
   }
 
@@ -62,6 +65,7 @@ export class ReceiverLimiter {
       const previous = this.typicalMs.get(receiver);
       this.typicalMs.set(receiver, previous === undefined ? tookMs : previous * 0.8 + tookMs * 0.2);
     }
+    this.silentSince.set(receiver, Date.now());
     const queue = this.waiters.get(receiver);
     const next = queue?.shift();
     if (queue && queue.length === 0) this.waiters.delete(receiver);
@@ -70,8 +74,20 @@ export class ReceiverLimiter {
       return;
     }
     const current = this.inFlight.get(receiver) ?? 0;
-    if (current <= 1) this.inFlight.delete(receiver);
-    else this.inFlight.set(receiver, current - 1);
+    if (current <= 1) {
+      this.inFlight.delete(receiver);
+      this.silentSince.delete(receiver);
+    } else this.inFlight.set(receiver, current - 1);
+  }
+
+  /**
+   * How long the receiver is likely to take to free a slot: its smoothed duration of recent sends,
+   * or, when longer, how long its requests in flight have gone without an answer (so a receiver
+   * holding its first requests counts as slow before any of them returns).
+   */
+  expectedMs(receiver: string, now = Date.now()): number {
+    const since = this.silentSince.get(receiver);
+    return Math.max(this.typicalMs.get(receiver) ?? 0, since === undefined ? 0 : now - since);
   }
 
   count(receiver: string): number {

@@ -6,6 +6,7 @@ import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
 import { Admit, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { EndpointHealthTally } from './endpoint-health';
+import { admitAttempt } from './fair-share';
 import { MicroBatch } from './micro-batch';
 import { ReceiverLimiter } from './receiver-limiter';
 import { AttemptResult, WebhookDeliveryRepository } from '../webhook-delivery.repository';
@@ -56,6 +57,8 @@ interface Work {
 export class WebhookDeliveryService implements OnModuleDestroy {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly limiter: ReceiverLimiter;
+  /** Attempts in flight per organization (the same counting, keyed by organization id). */
+  private readonly organizations: ReceiverLimiter;
   private readonly sender: WebhookSender;
   /** How long a claimed attempt keeps others away; past it, a crashed attempt is retried. */
   private readonly leaseMs: number;
@@ -76,6 +79,10 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   ) {
     // Keyed by endpoint id: two endpoints on one host have a budget each.
     this.limiter = new ReceiverLimiter(config.webhook.perReceiverConcurrency, {
+      fastReceiverMs: FAST_RECEIVER_MS,
+      maxWaitMs: MAX_SLOT_WAIT_MS,
+    });
+    this.organizations = new ReceiverLimiter(config.webhook.perOrganizationConcurrency, {
       fastReceiverMs: FAST_RECEIVER_MS,
       maxWaitMs: MAX_SLOT_WAIT_MS,
     });
@@ -153,7 +160,12 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     }
     for (const { eventId, webhooks } of plan.judge) {
       if (!judged.has(eventId)) continue;
-      outcome.set(key('event', eventId), this.carry(webhooks.map((w) => ({ id: w.row.id, run: w.first ? this.start(w.first) : busy() }))));
+      outcome.set(
+        key('event', eventId),
+        this.carry(
+          webhooks.map((w) => ({ id: w.row.id, run: w.first ? this.start(w.first) : this.busy(w.row.organizationId, w.row.endpointId) })),
+        ),
+      );
     }
 
     // Webhooks: nothing to do, wait, or claim the due attempt (all in one statement) and make it.
@@ -162,7 +174,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
         settled.kind === 'done'
           ? Promise.resolve()
           : settled.kind === 'busy'
-            ? busy()
+            ? this.busy(states.get(id)!.organizationId, states.get(id)!.endpointId)
             : new RetryLaterError(settled.delayMs, 'not due yet');
       outcome.set(key('webhook', id), run);
     }
@@ -216,27 +228,39 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /**
-   * This batch's admission policy (see Admit): an attempt while the endpoint has a free slot, or
-   * when it is at its limit but answers fast (the attempt then waits briefly for the next freed
-   * slot); a slow or unknown endpoint at its limit gets no attempt now, so it cannot tie up the
-   * worker. Counts what the batch already admitted, so it plans no more than an endpoint has room for.
+   * This batch's admission policy (see Admit; the rule is admitAttempt in fair-share.ts): an
+   * attempt while its organization is below WEBHOOK_PER_ORGANIZATION_CONCURRENCY attempts in flight
+   * and its endpoint below WEBHOOK_PER_RECEIVER_CONCURRENCY, or at either limit when the endpoint
+   * answers fast (the attempt then waits briefly for the next freed slot); otherwise none now,
+   * looked at again shortly, so neither a slow endpoint nor an organization of slow endpoints can
+   * tie up the worker. Counts what the batch already admitted, so it plans no more than there is room for.
    */
   private admission(): Admit {
-    const planned = new Map<string, number>();
-    return ({ endpointId }) => {
-      const already = planned.get(endpointId) ?? 0;
-      const hasRoom = this.limiter.count(endpointId) + already < this.config.webhook.perReceiverConcurrency;
-      if (!hasRoom && !this.limiter.isFast(endpointId)) return 'none';
-      planned.set(endpointId, already + 1);
-      return 'afterClaim';
+    const plannedEndpoint = new Map<string, number>();
+    const plannedOrganization = new Map<string, number>();
+    return ({ organizationId, endpointId }) => {
+      const endpointAlready = plannedEndpoint.get(endpointId) ?? 0;
+      const organizationAlready = plannedOrganization.get(organizationId) ?? 0;
+      const admission = admitAttempt({
+        endpointInFlight: this.limiter.count(endpointId) + endpointAlready,
+        endpointLimit: this.config.webhook.perReceiverConcurrency,
+        endpointIsFast: this.limiter.isFast(endpointId),
+        organizationInFlight: this.organizations.count(organizationId) + organizationAlready,
+        organizationLimit: this.config.webhook.perOrganizationConcurrency,
+      });
+      if (admission === 'afterClaim') {
+        plannedEndpoint.set(endpointId, endpointAlready + 1);
+        plannedOrganization.set(organizationId, organizationAlready + 1);
+      }
+      return admission;
     };
   }
 
   /** Makes one claimed attempt and records its result; throws to have the job run again later. */
   private async attempt(claim: PlannedAttempt): Promise<void> {
-    if (claim.receiver !== null && !(await this.acquireSlot(claim.receiver))) {
+    if (claim.receiver !== null && !(await this.acquireSlots(claim.organizationId, claim.receiver))) {
       await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
-      throw busy();
+      throw this.busy(claim.organizationId, claim.endpointId);
     }
     let result: SendResult;
     if (claim.permanent) {
@@ -245,7 +269,10 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       try {
         result = await this.send(claim);
       } finally {
-        if (claim.receiver) this.limiter.release(claim.receiver, result! && result.outcome !== 'blocked' ? result.durationMs : undefined);
+        if (claim.receiver) {
+          this.limiter.release(claim.receiver, result! && result.outcome !== 'blocked' ? result.durationMs : undefined);
+          this.organizations.release(claim.organizationId);
+        }
       }
     }
     countAttempt(result.outcome);
@@ -299,10 +326,23 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     });
   }
 
-  /** A slot now, or for a fast receiver the next one freed within the wait; false if none. */
-  private async acquireSlot(receiver: string): Promise<boolean> {
-    if (this.limiter.tryAcquire(receiver)) return true;
-    return this.limiter.isFast(receiver) && (await this.limiter.waitForSlot(receiver));
+  /**
+   * One of the organization's slots, then one of the endpoint's: each now or, for a fast receiver,
+   * the next one freed within the wait; false, holding neither, if either is missing (batches
+   * planned side by side may together have admitted more than a limit).
+   */
+  private async acquireSlots(organizationId: string, receiver: string): Promise<boolean> {
+    const fast = this.limiter.isFast(receiver);
+    if (!this.organizations.tryAcquire(organizationId) && !(fast && (await this.organizations.waitForSlot(organizationId)))) return false;
+    if (this.limiter.tryAcquire(receiver) || (fast && (await this.limiter.waitForSlot(receiver)))) return true;
+    this.organizations.release(organizationId);
+    return false;
+  }
+
+  /** busy() for a webhook of this endpoint, spread over the time it or its organization is expected to take to free a slot (at most the timeout). */
+  private busy(organizationId: string, endpointId: string): RetryLaterError {
+    const expectedMs = Math.max(this.limiter.expectedMs(endpointId), this.organizations.expectedMs(organizationId));
+    return busy(Math.min(expectedMs, this.config.webhook.timeoutMs));
   }
 
   /** Writes the endpoints' health gathered since the last write; a failed write only delays auto-disable. */
@@ -324,7 +364,15 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 }
 
-/** No attempt was made: come back shortly without spending one of the schedule's attempts. */
-function busy(): RetryLaterError {
-  return new RetryLaterError(100 + Math.round(Math.random() * 400), 'receiver has its maximum of webhooks in flight');
+/**
+ * No attempt was made (the endpoint or its organization had no free slot): come back without
+ * spending one of the schedule's attempts, spread over about as long as the endpoint takes to
+ * answer (within half a second for a fast one). A slot of a slow endpoint frees only when one of its
+ * answers comes, so looking sooner would only churn the queue ahead of other organizations' jobs.
+ */
+function busy(typicalMs = 0): RetryLaterError {
+  return new RetryLaterError(
+    100 + Math.round(Math.random() * Math.max(400, typicalMs)),
+    'no free slot for the endpoint or its organization',
+  );
 }

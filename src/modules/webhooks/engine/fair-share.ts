@@ -1,0 +1,26 @@
+import type { Admission } from './delivery-plan';
+
+/** What a worker has in flight (plus what the batch already admitted) for one attempt's endpoint and organization. */
+export interface AdmissionState {
+  endpointInFlight: number;
+  endpointLimit: number;
+  /** The endpoint's recent sends were fast: waiting briefly for its next freed slot pays. */
+  endpointIsFast: boolean;
+  organizationInFlight: number;
+  organizationLimit: number;
+}
+
+/**
+ * The scheduling rule, asked once per attempt. An attempt is admitted while its organization is
+ * below its cap of attempts in flight and its endpoint below its limit. At either limit, an
+ * attempt to an endpoint known to answer fast is still admitted and waits briefly for the next
+ * freed slot (its wait is bounded, and a fast receiver frees slots within milliseconds); one to a
+ * slow or unknown endpoint gets none now. So an organization whose endpoints are slow holds at most
+ * its cap of a worker's slots and never delays another organization's webhooks (README
+ * "Isolation"). 'none' is looked at again shortly without spending an attempt: nothing is
+ * dropped, only put back in line.
+ */
+export function admitAttempt(s: AdmissionState): Admission {
+  const full = s.organizationInFlight >= s.organizationLimit || s.endpointInFlight >= s.endpointLimit;
+  return full && !s.endpointIsFast ? 'none' : 'afterClaim';
+}
