@@ -1,4 +1,4 @@
-import { admitAttempt, AdmissionState } from './fair-share';
+import { admitAttempt, AdmissionState, organizationShare } from './fair-share';
 
 const idle: AdmissionState = {
   endpointInFlight: 0,
@@ -34,5 +34,27 @@ describe('admitAttempt (fair scheduling across organizations)', () => {
     const noisy = { ...idle, organizationInFlight: 25 };
     const quiet = { ...idle, organizationInFlight: 0 };
     expect([admitAttempt(noisy), admitAttempt(quiet)]).toEqual(['none', 'afterClaim']);
+  });
+});
+
+describe('organizationShare (the cap shrinks as more organizations are busy)', () => {
+  it('is the configured cap while the organization is alone on the worker', () => {
+    expect(organizationShare(25, 50, 0)).toBe(25);
+    expect(organizationShare(10, 50, 0)).toBe(10);
+  });
+
+  it('always leaves a share free for an organization with nothing in flight yet', () => {
+    for (const others of [1, 2, 5, 10, 48, 200]) {
+      const share = organizationShare(25, 50, others);
+      // Every active organization (the others and this one) at its share still leaves room.
+      if (others + 1 < 50) expect(50 - share * (others + 1)).toBeGreaterThanOrEqual(share);
+      expect(share).toBeGreaterThanOrEqual(1);
+    }
+    expect(organizationShare(25, 50, 1)).toBe(16);
+    expect(organizationShare(25, 50, 9)).toBe(4);
+  });
+
+  it('never falls below one slot', () => {
+    expect(organizationShare(25, 4, 10)).toBe(1);
   });
 });

@@ -24,3 +24,16 @@ export function admitAttempt(s: AdmissionState): Admission {
   const full = s.organizationInFlight >= s.organizationLimit || s.endpointInFlight >= s.endpointLimit;
   return full && !s.endpointIsFast ? 'none' : 'afterClaim';
 }
+
+/**
+ * An organization's cap of attempts in flight on one worker, given how many other organizations
+ * have attempts in flight there: the worker's slots split evenly between the active organizations
+ * plus one share held back for an organization that has none yet, and never above the configured
+ * cap (WEBHOOK_PER_ORGANIZATION_CONCURRENCY) nor below 1. So however many organizations have
+ * slow endpoints, at least a share of the slots stays free for the next one, whose webhooks are
+ * then sent at once: with 50 slots and a cap of 25, one busy organization may hold 25, two hold
+ * 16 each, ten hold 4 each.
+ */
+export function organizationShare(cap: number, workerSlots: number, otherActiveOrganizations: number): number {
+  return Math.max(1, Math.min(cap, Math.floor(workerSlots / (otherActiveOrganizations + 2))));
+}

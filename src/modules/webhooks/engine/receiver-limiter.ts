@@ -28,6 +28,11 @@ export class ReceiverLimiter {
     return true;
   }
 
+  /** How many receivers have at least one request in flight. */
+  activeCount(): number {
+    return this.inFlight.size;
+  }
+
   /** Whether the receiver's recent requests finished fast enough that waiting for one of its slots pays. */
   isFast(receiver: string): boolean {
     const typical = this.typicalMs.get(receiver);

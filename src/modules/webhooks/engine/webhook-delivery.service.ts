@@ -6,7 +6,7 @@ import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
 import { Admit, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { EndpointHealthTally } from './endpoint-health';
-import { admitAttempt } from './fair-share';
+import { admitAttempt, organizationShare } from './fair-share';
 import { MicroBatch } from './micro-batch';
 import { ReceiverLimiter } from './receiver-limiter';
 import { AttemptResult, WebhookDeliveryRepository } from '../webhook-delivery.repository';
@@ -241,12 +241,14 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     return ({ organizationId, endpointId }) => {
       const endpointAlready = plannedEndpoint.get(endpointId) ?? 0;
       const organizationAlready = plannedOrganization.get(organizationId) ?? 0;
+      const organizationInFlight = this.organizations.count(organizationId);
+      const others = this.organizations.activeCount() - (organizationInFlight > 0 ? 1 : 0);
       const admission = admitAttempt({
         endpointInFlight: this.limiter.count(endpointId) + endpointAlready,
         endpointLimit: this.config.webhook.perReceiverConcurrency,
         endpointIsFast: this.limiter.isFast(endpointId),
-        organizationInFlight: this.organizations.count(organizationId) + organizationAlready,
-        organizationLimit: this.config.webhook.perOrganizationConcurrency,
+        organizationInFlight: organizationInFlight + organizationAlready,
+        organizationLimit: organizationShare(this.config.webhook.perOrganizationConcurrency, this.config.webhook.concurrency, others),
       });
       if (admission === 'afterClaim') {
         plannedEndpoint.set(endpointId, endpointAlready + 1);
