@@ -1,4 +1,5 @@
 import { decodeAbiParameters, Hex } from 'viem';
+import type { ChainMovement } from '../transactions/chain-movements.service';
 
 /** keccak256 of each event signature: the topic0 the follower asks the node for. */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -23,25 +24,7 @@ export interface RpcLog {
 }
 
 /** One NFT movement read from a log, before its block time is known. */
-export interface DecodedMovement {
-  chainId: number;
-  blockNumber: number;
-  blockHash: string;
-  transactionHash: string;
-  logIndex: number;
-  /** Position of the id/value pair in a TransferBatch; null for Transfer and TransferSingle. */
-  batchIndex: number | null;
-  /** Lowercase 0x address. */
-  contractAddress: string;
-  /** uint256, decimal. */
-  blockchainTokenId: string;
-  /** uint256, decimal; 1 for ERC-721. */
-  amount: string;
-  /** Lowercase 0x addresses; the zero address for a mint (from) or a burn (to). */
-  from: string;
-  to: string;
-  standard: 'erc721' | 'erc1155';
-}
+export type DecodedMovement = Omit<ChainMovement, 'blockTimestamp'>;
 
 const WORD = /^0x[0-9a-fA-F]{64}$/;
 const ADDRESS_WORD = /^0x0{24}([0-9a-fA-F]{40})$/;

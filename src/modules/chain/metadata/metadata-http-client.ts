@@ -1,5 +1,6 @@
 import { Agent, Dispatcher } from 'undici';
-import { checkWebhookUrl, createGuardedLookup, PortRange, WebhookHostError } from '../../../common/net/url-policy';
+import { checkWebhookUrl, createGuardedLookup, PortRange } from '../../../common/net/url-policy';
+import { classifyFetchFailure } from '../../../common/net/fetch-failure';
 import { httpStatusError, MetadataFetchError } from './token-metadata-document.rules';
 
 export interface MetadataHttpOptions {
@@ -114,21 +115,9 @@ export class MetadataHttpClient {
   }
 
   private describe(error: unknown): MetadataFetchError {
-    const e = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-    if (e instanceof WebhookHostError || e.cause instanceof WebhookHostError) {
-      const message = (e.cause as Error | undefined)?.message ?? e.message ?? 'blocked address';
-      return new MetadataFetchError(`the metadata URL ${message}`, false);
-    }
-    const code = e.code ?? e.cause?.code;
-    if (
-      e.name === 'TimeoutError' ||
-      e.name === 'AbortError' ||
-      code === 'UND_ERR_HEADERS_TIMEOUT' ||
-      code === 'UND_ERR_CONNECT_TIMEOUT' ||
-      code === 'UND_ERR_BODY_TIMEOUT'
-    ) {
-      return new MetadataFetchError(`no answer within ${this.options.timeoutMs} ms`, true);
-    }
-    return new MetadataFetchError(`${code ?? e.name ?? 'error'}: ${e.message ?? 'connection failed'}`, true);
+    const failure = classifyFetchFailure(error, this.options.timeoutMs);
+    // A refusal by the URL policy is final; a timeout or a network error may pass on a retry.
+    if (failure.kind === 'blocked') return new MetadataFetchError(`the metadata URL ${failure.message}`, false);
+    return new MetadataFetchError(failure.message, true);
   }
 }

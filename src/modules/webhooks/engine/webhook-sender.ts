@@ -1,5 +1,6 @@
 import { Agent } from 'undici';
-import { checkWebhookUrl, createGuardedLookup, PortRange, WebhookHostError } from '../../../common/net/url-policy';
+import { checkWebhookUrl, createGuardedLookup, PortRange } from '../../../common/net/url-policy';
+import { classifyFetchFailure } from '../../../common/net/fetch-failure';
 import { isSuccessStatus } from './webhook.rules';
 
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'blocked';
@@ -74,19 +75,7 @@ export class WebhookSender {
 }
 
 function describeFailure(error: unknown, timeoutMs: number): { outcome: AttemptOutcome; error: string } {
-  const e = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e instanceof WebhookHostError || e.cause instanceof WebhookHostError) {
-    return { outcome: 'blocked', error: (e.cause as Error | undefined)?.message ?? e.message ?? 'blocked address' };
-  }
-  const code = e.code ?? e.cause?.code;
-  if (
-    e.name === 'TimeoutError' ||
-    e.name === 'AbortError' ||
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_CONNECT_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT'
-  ) {
-    return { outcome: 'timeout', error: `no answer within ${timeoutMs} ms` };
-  }
-  return { outcome: 'network_error', error: `${code ?? e.name ?? 'error'}: ${e.message ?? 'connection failed'}`.slice(0, 500) };
+  const failure = classifyFetchFailure(error, timeoutMs);
+  const outcome: AttemptOutcome = failure.kind === 'blocked' ? 'blocked' : failure.kind === 'timeout' ? 'timeout' : 'network_error';
+  return { outcome, error: failure.message.slice(0, 500) };
 }
