@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { parseDuration, parseDurationList } from './duration';
 import { defaultWebhookPorts, parsePortList, PortRange } from '../common/net/url-policy';
 import { parseTrustProxy } from './trust-proxy';
@@ -156,247 +157,284 @@ export class ConfigError extends Error {}
 const DEVELOPMENT_ENCRYPTION_KEY = Buffer.alloc(32, 'nft-wallet-development-key-32byt');
 const DEVELOPMENT_KEY_ID = 'dev';
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+const DEFAULT_RETRY_SCHEDULE = '5s,30s,2m,10m,30m,1h,3h,6h,12h,24h';
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const BOOLEANS = new Map(Object.entries({ true: true, 1: true, yes: true, on: true, false: false, 0: false, no: false, off: false }));
 
 type Env = Record<string, string | undefined>;
+type Fail = (message: string) => null;
+
+/**
+ * One environment variable: unset or blank takes `fallback`; otherwise `read` returns its value,
+ * or calls `fail` (the message is prefixed with the variable's name) and returns null.
+ */
+const variable = <T>(fallback: T, read: (text: string, fail: Fail) => T | null) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx): T => {
+      const text = raw?.trim() ?? '';
+      if (text === '') return fallback;
+      const fail: Fail = (message) => (ctx.addIssue({ code: z.ZodIssueCode.custom, message }), null);
+      return read(text, fail) ?? z.NEVER;
+    });
+/** A variable with one rule, said as `must be <rule>`; the value is echoed unless it may be a secret. */
+const rule = <T>(fallback: T, must: string, read: (text: string) => T | null, echo = true) =>
+  variable(fallback, (text, fail) => read(text) ?? fail(`must be ${must}${echo ? ` (got "${text}")` : ''}`));
+
+const text = (fallback: string) => variable(fallback, (t) => t);
+const int = <F extends number | null>(fallback: F, min: number, max: number) =>
+  rule<number | F>(fallback, `an integer between ${min} and ${max}`, (t) => {
+    const n = Number(t);
+    return Number.isInteger(n) && n >= min && n <= max ? n : null;
+  });
+const bool = (fallback: boolean) => rule(fallback, 'true or false', (t) => BOOLEANS.get(t.toLowerCase()) ?? null);
+const duration = (fallback: number) =>
+  rule(fallback, 'a duration such as 500ms, 5s, 2m, 1h or 30d', (t) => {
+    const ms = parseDuration(t) ?? (/^\d+$/.test(t) ? Number(t) : null);
+    return ms !== null && ms > 0 ? ms : null;
+  });
+const oneOf = <V extends string>(fallback: V, values: readonly V[], must: string) =>
+  rule<V>(fallback, must, (t) => ((values as readonly string[]).includes(t) ? (t as V) : null));
+const url = (fallback: string, protocols: string[]) =>
+  rule(fallback, `a ${protocols.join(' or ')} URL`, (t) => (protocols.includes(URL.parse(t)?.protocol ?? '') ? t : null), false);
+const secret = rule<string | null>(null, 'at least 16 characters', (t) => (t.length >= 16 ? t : null), false);
+
+/** 32 bytes in canonical base64 (Buffer.from alone skips characters it does not know). */
+function key32(text: string): Buffer | null {
+  const decoded = Buffer.from(text, 'base64');
+  return decoded.length === 32 && decoded.toString('base64').replace(/=+$/, '') === text.replace(/=+$/, '') ? decoded : null;
+}
+
+/** Every variable read, with its default, range and message; production tightens the defaults. */
+const envSchema = (production: boolean) => {
+  // The development key is published in this repository: production refuses it anywhere.
+  const sealingKey = (t: string, fail: Fail) => {
+    const key = key32(t);
+    if (!key) return fail('must hold keys of 32 bytes encoded in base64');
+    return production && key.equals(DEVELOPMENT_ENCRYPTION_KEY) ? fail('must not use the development key when NODE_ENV=production') : key;
+  };
+  return z.object({
+    PORT: int(3000, 0, 65535),
+    SHUTDOWN_GRACE: duration(25_000),
+    ROLE: oneOf<ProcessRole>('all', PROCESS_ROLES, 'api, worker, indexer or all'),
+    DATABASE_URL: url('postgresql://postgres:postgres@127.0.0.1:5432/nft_wallet', ['postgres:', 'postgresql:']),
+    DB_POOL_MAX: int(10, 1, 500),
+    DB_ACQUIRE_TIMEOUT: duration(3000),
+    DB_STATEMENT_TIMEOUT: duration(5000),
+    DB_WORKER_STATEMENT_TIMEOUT: duration(30_000),
+    DB_MIGRATE_ON_START: bool(!production),
+    REDIS_URL: url('redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    REDIS_CLUSTER_NODES: variable<{ host: string; port: number }[] | null>(null, (t, fail) => {
+      const nodes = t.split(',').map((entry) => {
+        const match = /^\s*([^\s:]+):(\d{1,5})\s*$/.exec(entry);
+        const port = Number(match?.[2]);
+        return match && port >= 1 && port <= 65535
+          ? { host: match[1], port }
+          : fail(`must be a comma-separated list of host:port (got "${entry.trim()}")`);
+      });
+      return nodes.every((n) => n !== null) ? nodes : null;
+    }),
+    QUEUE_PREFIX: rule(
+      'nftw',
+      '1-64 characters of letters, digits, _, : or -',
+      (t) => (/^[A-Za-z0-9_:-]{1,64}$/.test(t) ? t : null),
+      false,
+    ),
+    OPERATOR_API_KEY: secret,
+    SECRETS_ENCRYPTION_KEY: variable<Buffer | null>(null, sealingKey),
+    // `id:base64key,...`: the first seals, every one opens.
+    SECRETS_ENCRYPTION_KEYS: variable<SecretKey[] | null>(null, (t, fail) => {
+      const keys: SecretKey[] = [];
+      for (const entry of t.split(',').map((e) => e.trim())) {
+        const colon = entry.indexOf(':');
+        const id = colon > 0 ? entry.slice(0, colon) : '';
+        if (!KEY_ID.test(id)) return fail('must be a comma-separated list of id:base64key (ids of 1-32 letters, digits, _ or -)');
+        if (keys.some((k) => k.id === id)) return fail(`names the key id "${id}" twice`);
+        const key = sealingKey(entry.slice(colon + 1), fail);
+        if (!key) return null;
+        keys.push({ id, key });
+      }
+      return keys;
+    }),
+    TRUST_PROXY: rule<string | false>(
+      'loopback',
+      'none, or comma-separated addresses, CIDR ranges, loopback, linklocal or uniquelocal',
+      parseTrustProxy,
+    ),
+    API_KEYS_PER_ORGANIZATION: int(100, 1, 100_000),
+    LOG_LEVEL: oneOf('info', LOG_LEVELS, `one of ${LOG_LEVELS.join(', ')}`),
+    LOG_FORMAT: oneOf<AppConfig['logFormat']>('auto', ['auto', 'json', 'pretty'], 'auto, json or pretty'),
+    BODY_LIMIT_BYTES: int(256 * 1024, 1024, 50 * 1024 * 1024),
+    JSON_MAX_DEPTH: int(32, 2, 1000),
+    RATE_LIMIT_PER_KEY: int(6000, 0, 10_000_000),
+    RATE_LIMIT_PER_IP: int(600, 0, 10_000_000),
+    RATE_LIMIT_WINDOW: duration(60_000),
+    WEBHOOK_SENDS_PER_ORGANIZATION: int(10, 0, 1_000_000),
+    WEBHOOK_SENDS_WINDOW: duration(60_000),
+    API_KEY_CACHE_TTL_MS: int(2000, 0, 5000),
+    IDEMPOTENCY_PURGE_INTERVAL: duration(3_600_000),
+    PURGE_BATCH_SIZE: int(1000, 1, 100_000),
+    WHITELIST_MAX_CONTRACTS: int(10_000, 1, 1_000_000),
+    WEBHOOK_RETRY_SCHEDULE: rule(
+      parseDurationList(DEFAULT_RETRY_SCHEDULE)!,
+      'comma-separated durations such as 200ms,1s,5s',
+      parseDurationList,
+    ),
+    WEBHOOK_TIMEOUT_MS: int(3000, 100, 60_000),
+    WEBHOOK_ALLOW_HTTP: bool(!production),
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool(!production),
+    // Unset: the default for WEBHOOK_ALLOW_HTTP (defaultWebhookPorts).
+    WEBHOOK_ALLOWED_PORTS: rule<PortRange[] | null>(null, 'comma-separated ports or ranges such as 443,8443,9000-9100', parsePortList),
+    WEBHOOK_CONCURRENCY: int(50, 1, 1000),
+    WEBHOOK_PER_RECEIVER_CONCURRENCY: int(10, 1, 1000),
+    // Unset: half of WEBHOOK_CONCURRENCY.
+    WEBHOOK_PER_ORGANIZATION_CONCURRENCY: int(null, 1, 1000),
+    WEBHOOK_RETENTION: duration(30 * 86_400_000),
+    OUTBOX_POLL_INTERVAL: duration(1000),
+    WEBHOOK_RECONCILE_INTERVAL: duration(30_000),
+    WEBHOOK_AUTO_DISABLE_AFTER: duration(5 * 86_400_000),
+    WEBHOOK_SECRET_CLEANUP_INTERVAL: duration(60_000),
+    WEBHOOK_JOB_LOCK: duration(30_000),
+    AUDIT_RETENTION: duration(400 * 86_400_000),
+    AUDIT_PRUNE_INTERVAL: duration(3_600_000),
+    AUDIT_CHAIN_KEY: rule<Buffer | null>(null, '32 bytes encoded in base64', key32, false),
+    METRICS_TOKEN: secret,
+    METRICS_PORT: int(null, 1, 65535),
+    METRICS_HOST: text('127.0.0.1'),
+    CHAIN_RPC_URLS: variable<ChainRpc[]>([], parseChainRpcUrls),
+    CHAIN_CONFIRMATIONS: int(12, 0, 10_000),
+    CHAIN_START_BLOCK: rule<number | null>(null, 'a block number (an integer of 0 or more)', (t) =>
+      /^\d{1,15}$/.test(t) ? Number(t) : null,
+    ),
+    CHAIN_POLL_INTERVAL_MS: int(2000, 10, 3_600_000),
+    CHAIN_MAX_BLOCK_RANGE: int(1000, 1, 1_000_000),
+    IPFS_GATEWAY_URL: url('https://ipfs.io/ipfs/', ['http:', 'https:']),
+    METADATA_TIMEOUT_MS: int(5000, 100, 60_000),
+    METADATA_MAX_BYTES: int(256 * 1024, 1024, 10 * 1024 * 1024),
+  });
+};
+
+/**
+ * Settings production refuses to run without (`required`), and the relaxed default a development
+ * process runs on instead and warns about at start-up; each applies when all of `unset` are unset.
+ */
+const GUARDED: readonly { unset: string[]; required?: string; relaxed: string }[] = [
+  {
+    unset: ['SECRETS_ENCRYPTION_KEYS', 'SECRETS_ENCRYPTION_KEY'],
+    required: 'SECRETS_ENCRYPTION_KEYS (or SECRETS_ENCRYPTION_KEY) is required when NODE_ENV=production',
+    relaxed: 'SECRETS_ENCRYPTION_KEYS unset (secrets sealed with the published development key)',
+  },
+  { unset: ['WEBHOOK_ALLOW_HTTP'], relaxed: 'WEBHOOK_ALLOW_HTTP=true (plain http webhook URLs)' },
+  {
+    unset: ['WEBHOOK_ALLOW_PRIVATE_NETWORKS'],
+    relaxed: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS=true (webhooks to private and loopback addresses)',
+  },
+  {
+    unset: ['AUDIT_CHAIN_KEY'],
+    required: 'AUDIT_CHAIN_KEY is required when NODE_ENV=production (32 bytes, base64)',
+    relaxed: 'AUDIT_CHAIN_KEY unset (audit chain hashed without a key: anyone who can write the database can recompute it)',
+  },
+  {
+    unset: ['METRICS_TOKEN', 'METRICS_PORT'],
+    required: 'METRICS_TOKEN or METRICS_PORT is required when NODE_ENV=production (/metrics is not served openly)',
+    relaxed: 'METRICS_TOKEN and METRICS_PORT unset (/metrics open on the API port)',
+  },
+];
 
 export function loadConfig(env: Env = process.env): AppConfig {
-  const errors: string[] = [];
-  const relaxedDefaults: string[] = [];
   // Strictness must not hinge on spelling or on a variable left out: "prod", "staging" or nothing
   // at all would otherwise run relaxed. Without a valid NODE_ENV nothing else can be judged, so
   // this is the one line reported.
-  const rawNodeEnv = env.NODE_ENV?.trim() ?? '';
-  if (!(NODE_ENVS as readonly string[]).includes(rawNodeEnv)) {
-    const got = rawNodeEnv === '' ? 'it is unset' : `got "${rawNodeEnv}"`;
+  const nodeEnv = env.NODE_ENV?.trim() ?? '';
+  if (!(NODE_ENVS as readonly string[]).includes(nodeEnv)) {
+    const got = nodeEnv === '' ? 'it is unset' : `got "${nodeEnv}"`;
     throw new ConfigError(`Invalid configuration: NODE_ENV must be development, test or production (${got})`);
   }
-  const nodeEnv = rawNodeEnv as NodeEnv;
   const production = nodeEnv === 'production';
-  const isSet = (name: string) => env[name] !== undefined && env[name].trim() !== '';
-
-  const str = (name: string, fallback: string): string => {
-    const value = env[name];
-    return value === undefined || value.trim() === '' ? fallback : value.trim();
-  };
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw.trim() === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      errors.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return value;
-  };
-  const bool = (name: string, fallback: boolean): boolean => {
-    const raw = env[name];
-    if (raw === undefined || raw.trim() === '') return fallback;
-    const v = raw.trim().toLowerCase();
-    if (['true', '1', 'yes', 'on'].includes(v)) return true;
-    if (['false', '0', 'no', 'off'].includes(v)) return false;
-    errors.push(`${name} must be true or false (got "${raw}")`);
-    return fallback;
-  };
-  const duration = (name: string, fallback: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw.trim() === '') return fallback;
-    const ms = parseDuration(raw) ?? (/^\d+$/.test(raw.trim()) ? Number(raw) : null);
-    if (ms === null || ms <= 0) {
-      errors.push(`${name} must be a duration such as 500ms, 5s, 2m, 1h or 30d (got "${raw}")`);
-      return fallback;
-    }
-    return ms;
-  };
-  const url = (name: string, fallback: string, protocols: string[]): string => {
-    const value = str(name, fallback);
-    try {
-      const parsed = new URL(value);
-      if (!protocols.includes(parsed.protocol)) throw new Error();
-    } catch {
-      errors.push(`${name} must be a ${protocols.join(' or ')} URL`);
-    }
-    return value;
-  };
-
-  const role = str('ROLE', 'all');
-  if (!(PROCESS_ROLES as readonly string[]).includes(role)) errors.push(`ROLE must be api, worker, indexer or all (got "${role}")`);
-
-  const rpcUrls = parseChainRpcUrls(env.CHAIN_RPC_URLS, errors);
-  let startBlock: number | null = null;
-  if (isSet('CHAIN_START_BLOCK')) {
-    const raw = env.CHAIN_START_BLOCK!.trim();
-    if (/^\d{1,15}$/.test(raw)) startBlock = Number(raw);
-    else errors.push(`CHAIN_START_BLOCK must be a block number (an integer of 0 or more) (got "${env.CHAIN_START_BLOCK}")`);
+  const parsed = envSchema(production).safeParse(env);
+  const errors = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`);
+  const isSet = (name: string) => (env[name]?.trim() ?? '') !== '';
+  if (isSet('SECRETS_ENCRYPTION_KEYS') && isSet('SECRETS_ENCRYPTION_KEY')) {
+    errors.push('SECRETS_ENCRYPTION_KEY and SECRETS_ENCRYPTION_KEYS are both set; keep only SECRETS_ENCRYPTION_KEYS');
   }
+  const relaxed = GUARDED.filter((guard) => !guard.unset.some(isSet));
+  if (production) errors.push(...relaxed.flatMap((guard) => guard.required ?? []));
+  if (errors.length > 0 || !parsed.success) throw new ConfigError(`Invalid configuration:\n  - ${errors.join('\n  - ')}`);
 
-  const operatorApiKey = env.OPERATOR_API_KEY?.trim() || null;
-  if (operatorApiKey !== null && operatorApiKey.length < 16) {
-    errors.push('OPERATOR_API_KEY must be at least 16 characters');
-  }
-
-  const secretsEncryptionKey = readKeyring(env, production, errors, relaxedDefaults);
-
-  const DEFAULT_SCHEDULE = '5s,30s,2m,10m,30m,1h,3h,6h,12h,24h';
-  const scheduleText = str('WEBHOOK_RETRY_SCHEDULE', DEFAULT_SCHEDULE);
-  const retryScheduleMs = parseDurationList(scheduleText);
-  if (!retryScheduleMs) {
-    errors.push(`WEBHOOK_RETRY_SCHEDULE must be comma-separated durations such as 200ms,1s,5s (got "${scheduleText}")`);
-  }
-
-  const allowHttp = bool('WEBHOOK_ALLOW_HTTP', !production);
-  const allowPrivateNetworks = bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', !production);
-  if (!production && !isSet('WEBHOOK_ALLOW_HTTP') && allowHttp) relaxedDefaults.push('WEBHOOK_ALLOW_HTTP=true (plain http webhook URLs)');
-  if (!production && !isSet('WEBHOOK_ALLOW_PRIVATE_NETWORKS') && allowPrivateNetworks) {
-    relaxedDefaults.push('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true (webhooks to private and loopback addresses)');
-  }
-  let allowedPorts = defaultWebhookPorts(allowHttp);
-  if (isSet('WEBHOOK_ALLOWED_PORTS')) {
-    const parsed = parsePortList(env.WEBHOOK_ALLOWED_PORTS!);
-    if (parsed === null) {
-      errors.push(
-        `WEBHOOK_ALLOWED_PORTS must be comma-separated ports or ranges such as 443,8443,9000-9100 (got "${env.WEBHOOK_ALLOWED_PORTS}")`,
-      );
-    } else {
-      allowedPorts = parsed;
-    }
-  }
-  let trustProxy: string | false = 'loopback';
-  if (isSet('TRUST_PROXY')) {
-    const parsed = parseTrustProxy(env.TRUST_PROXY!);
-    if (parsed === null) {
-      errors.push(
-        `TRUST_PROXY must be none, or comma-separated addresses, CIDR ranges, loopback, linklocal or uniquelocal (got "${env.TRUST_PROXY}")`,
-      );
-    } else {
-      trustProxy = parsed;
-    }
-  }
-  const clusterText = env.REDIS_CLUSTER_NODES?.trim() ?? '';
-  let redisClusterNodes: { host: string; port: number }[] | null = null;
-  if (clusterText !== '') {
-    redisClusterNodes = clusterText.split(',').map((entry) => {
-      const match = /^\s*([^\s:]+):(\d{1,5})\s*$/.exec(entry);
-      const port = match ? Number(match[2]) : NaN;
-      if (!match || port < 1 || port > 65535) {
-        errors.push(`REDIS_CLUSTER_NODES must be a comma-separated list of host:port (got "${entry.trim()}")`);
-        return { host: '', port: 0 };
-      }
-      return { host: match[1], port };
-    });
-  }
-
-  // Security round 3: the audit chain key and the /metrics guard, required in production.
-  let auditChainKey: Buffer | null = null;
-  if (isSet('AUDIT_CHAIN_KEY')) {
-    const text = env.AUDIT_CHAIN_KEY!.trim();
-    const decoded = Buffer.from(text, 'base64');
-    if (decoded.length !== 32 || decoded.toString('base64').replace(/=+$/, '') !== text.replace(/=+$/, '')) {
-      errors.push('AUDIT_CHAIN_KEY must be 32 bytes encoded in base64');
-    } else {
-      auditChainKey = decoded;
-    }
-  } else if (production) {
-    errors.push('AUDIT_CHAIN_KEY is required when NODE_ENV=production (32 bytes, base64)');
-  } else {
-    relaxedDefaults.push('AUDIT_CHAIN_KEY unset (audit chain hashed without a key: anyone who can write the database can recompute it)');
-  }
-  const metricsToken = env.METRICS_TOKEN?.trim() || null;
-  if (metricsToken !== null && metricsToken.length < 16) errors.push('METRICS_TOKEN must be at least 16 characters');
-  const metricsPort = isSet('METRICS_PORT') ? int('METRICS_PORT', 0, 1, 65535) : null;
-  const metricsHost = str('METRICS_HOST', '127.0.0.1');
-  if (production && metricsToken === null && metricsPort === null) {
-    errors.push('METRICS_TOKEN or METRICS_PORT is required when NODE_ENV=production (/metrics is not served openly)');
-  } else if (!production && metricsToken === null && metricsPort === null) {
-    relaxedDefaults.push('METRICS_TOKEN and METRICS_PORT unset (/metrics open on the API port)');
-  }
-
-  const logLevel = str('LOG_LEVEL', production ? 'info' : 'info');
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
-    errors.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "${logLevel}")`);
-  }
-  const logFormat = str('LOG_FORMAT', 'auto') as AppConfig['logFormat'];
-  if (!['auto', 'json', 'pretty'].includes(logFormat)) errors.push(`LOG_FORMAT must be auto, json or pretty (got "${logFormat}")`);
-
-  const webhookConcurrency = int('WEBHOOK_CONCURRENCY', 50, 1, 1000);
-  const config: AppConfig = {
-    nodeEnv,
+  const e = parsed.data;
+  const keys =
+    e.SECRETS_ENCRYPTION_KEYS ??
+    (e.SECRETS_ENCRYPTION_KEY
+      ? [{ id: 'default', key: e.SECRETS_ENCRYPTION_KEY }]
+      : [{ id: DEVELOPMENT_KEY_ID, key: DEVELOPMENT_ENCRYPTION_KEY }]);
+  return {
+    nodeEnv: nodeEnv as NodeEnv,
     production,
-    port: int('PORT', 3000, 0, 65535),
-    shutdownGraceMs: duration('SHUTDOWN_GRACE', 25_000),
-    role: role as ProcessRole,
-    databaseUrl: url('DATABASE_URL', 'postgresql://postgres:postgres@127.0.0.1:5432/nft_wallet', ['postgres:', 'postgresql:']),
-    dbPoolMax: int('DB_POOL_MAX', 10, 1, 500),
+    port: e.PORT,
+    shutdownGraceMs: e.SHUTDOWN_GRACE,
+    role: e.ROLE,
+    databaseUrl: e.DATABASE_URL,
+    dbPoolMax: e.DB_POOL_MAX,
     db: {
-      acquireTimeoutMs: duration('DB_ACQUIRE_TIMEOUT', 3000),
-      statementTimeoutMs: duration('DB_STATEMENT_TIMEOUT', 5000),
-      workerStatementTimeoutMs: duration('DB_WORKER_STATEMENT_TIMEOUT', 30_000),
+      acquireTimeoutMs: e.DB_ACQUIRE_TIMEOUT,
+      statementTimeoutMs: e.DB_STATEMENT_TIMEOUT,
+      workerStatementTimeoutMs: e.DB_WORKER_STATEMENT_TIMEOUT,
     },
-    migrateOnStart: bool('DB_MIGRATE_ON_START', !production),
-    redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
-    redisClusterNodes,
-    queuePrefix: str('QUEUE_PREFIX', 'nftw'),
-    operatorApiKey,
-    secretsEncryptionKey,
-    relaxedDefaults,
-    trustProxy,
-    apiKeysPerOrganization: int('API_KEYS_PER_ORGANIZATION', 100, 1, 100_000),
-    logLevel,
-    logFormat,
-    bodyLimitBytes: int('BODY_LIMIT_BYTES', 256 * 1024, 1024, 50 * 1024 * 1024),
-    jsonMaxDepth: int('JSON_MAX_DEPTH', 32, 2, 1000),
+    migrateOnStart: e.DB_MIGRATE_ON_START,
+    redisUrl: e.REDIS_URL,
+    redisClusterNodes: e.REDIS_CLUSTER_NODES,
+    queuePrefix: e.QUEUE_PREFIX,
+    operatorApiKey: e.OPERATOR_API_KEY,
+    secretsEncryptionKey: { sealing: keys[0], keys },
+    relaxedDefaults: production ? [] : relaxed.map((guard) => guard.relaxed),
+    trustProxy: e.TRUST_PROXY,
+    apiKeysPerOrganization: e.API_KEYS_PER_ORGANIZATION,
+    logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    jsonMaxDepth: e.JSON_MAX_DEPTH,
     rateLimit: {
-      perKey: int('RATE_LIMIT_PER_KEY', 6000, 0, 10_000_000),
-      perIp: int('RATE_LIMIT_PER_IP', 600, 0, 10_000_000),
-      windowMs: duration('RATE_LIMIT_WINDOW', 60_000),
-      webhookSendsPerOrganization: int('WEBHOOK_SENDS_PER_ORGANIZATION', 10, 0, 1_000_000),
-      webhookSendsWindowMs: duration('WEBHOOK_SENDS_WINDOW', 60_000),
+      perKey: e.RATE_LIMIT_PER_KEY,
+      perIp: e.RATE_LIMIT_PER_IP,
+      windowMs: e.RATE_LIMIT_WINDOW,
+      webhookSendsPerOrganization: e.WEBHOOK_SENDS_PER_ORGANIZATION,
+      webhookSendsWindowMs: e.WEBHOOK_SENDS_WINDOW,
     },
-    apiKeyCacheTtlMs: int('API_KEY_CACHE_TTL_MS', 2000, 0, 5000),
-    maintenance: {
-      idempotencyPurgeIntervalMs: duration('IDEMPOTENCY_PURGE_INTERVAL', 3_600_000),
-      purgeBatchSize: int('PURGE_BATCH_SIZE', 1000, 1, 100_000),
-    },
-    whitelistMaxContracts: int('WHITELIST_MAX_CONTRACTS', 10_000, 1, 1_000_000),
+    apiKeyCacheTtlMs: e.API_KEY_CACHE_TTL_MS,
+    maintenance: { idempotencyPurgeIntervalMs: e.IDEMPOTENCY_PURGE_INTERVAL, purgeBatchSize: e.PURGE_BATCH_SIZE },
+    whitelistMaxContracts: e.WHITELIST_MAX_CONTRACTS,
     webhook: {
-      retryScheduleMs: retryScheduleMs ?? [],
-      timeoutMs: int('WEBHOOK_TIMEOUT_MS', 3000, 100, 60_000),
-      allowHttp,
-      allowPrivateNetworks,
-      allowedPorts,
-      concurrency: webhookConcurrency,
-      perReceiverConcurrency: int('WEBHOOK_PER_RECEIVER_CONCURRENCY', 10, 1, 1000),
+      retryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      allowHttp: e.WEBHOOK_ALLOW_HTTP,
+      allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      allowedPorts: e.WEBHOOK_ALLOWED_PORTS ?? defaultWebhookPorts(e.WEBHOOK_ALLOW_HTTP),
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      perReceiverConcurrency: e.WEBHOOK_PER_RECEIVER_CONCURRENCY,
       // Half a worker's slots by default: an organization whose endpoints are all slow leaves the
       // other half to everyone else, and one busy organization alone still keeps half the worker busy.
-      perOrganizationConcurrency: int('WEBHOOK_PER_ORGANIZATION_CONCURRENCY', Math.max(1, Math.floor(webhookConcurrency / 2)), 1, 1000),
-      retentionMs: duration('WEBHOOK_RETENTION', 30 * 86_400_000),
-      relayIntervalMs: duration('OUTBOX_POLL_INTERVAL', 1000),
-      reconcileIntervalMs: duration('WEBHOOK_RECONCILE_INTERVAL', 30_000),
-      autoDisableAfterMs: duration('WEBHOOK_AUTO_DISABLE_AFTER', 5 * 86_400_000),
-      secretCleanupIntervalMs: duration('WEBHOOK_SECRET_CLEANUP_INTERVAL', 60_000),
-      jobLockMs: duration('WEBHOOK_JOB_LOCK', 30_000),
+      perOrganizationConcurrency: e.WEBHOOK_PER_ORGANIZATION_CONCURRENCY ?? Math.max(1, Math.floor(e.WEBHOOK_CONCURRENCY / 2)),
+      retentionMs: e.WEBHOOK_RETENTION,
+      relayIntervalMs: e.OUTBOX_POLL_INTERVAL,
+      reconcileIntervalMs: e.WEBHOOK_RECONCILE_INTERVAL,
+      autoDisableAfterMs: e.WEBHOOK_AUTO_DISABLE_AFTER,
+      secretCleanupIntervalMs: e.WEBHOOK_SECRET_CLEANUP_INTERVAL,
+      jobLockMs: e.WEBHOOK_JOB_LOCK,
     },
-    audit: {
-      retentionMs: duration('AUDIT_RETENTION', 400 * 86_400_000),
-      pruneIntervalMs: duration('AUDIT_PRUNE_INTERVAL', 3_600_000),
-      chainKey: auditChainKey,
-    },
-    metrics: { token: metricsToken, port: metricsPort, host: metricsHost },
+    audit: { retentionMs: e.AUDIT_RETENTION, pruneIntervalMs: e.AUDIT_PRUNE_INTERVAL, chainKey: e.AUDIT_CHAIN_KEY },
+    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
     chain: {
-      rpcUrls,
-      confirmations: int('CHAIN_CONFIRMATIONS', 12, 0, 10_000),
-      startBlock,
-      pollIntervalMs: int('CHAIN_POLL_INTERVAL_MS', 2000, 10, 3_600_000),
-      maxBlockRange: int('CHAIN_MAX_BLOCK_RANGE', 1000, 1, 1_000_000),
-      ipfsGatewayUrl: url('IPFS_GATEWAY_URL', 'https://ipfs.io/ipfs/', ['http:', 'https:']),
-      metadataTimeoutMs: int('METADATA_TIMEOUT_MS', 5000, 100, 60_000),
-      metadataMaxBytes: int('METADATA_MAX_BYTES', 256 * 1024, 1024, 10 * 1024 * 1024),
+      rpcUrls: e.CHAIN_RPC_URLS,
+      confirmations: e.CHAIN_CONFIRMATIONS,
+      startBlock: e.CHAIN_START_BLOCK,
+      pollIntervalMs: e.CHAIN_POLL_INTERVAL_MS,
+      maxBlockRange: e.CHAIN_MAX_BLOCK_RANGE,
+      ipfsGatewayUrl: e.IPFS_GATEWAY_URL,
+      metadataTimeoutMs: e.METADATA_TIMEOUT_MS,
+      metadataMaxBytes: e.METADATA_MAX_BYTES,
     },
   };
-  if (!/^[A-Za-z0-9_:-]{1,64}$/.test(config.queuePrefix)) {
-    errors.push('QUEUE_PREFIX must be 1-64 characters of letters, digits, _, : or -');
-  }
-  if (errors.length > 0) throw new ConfigError(`Invalid configuration:\n  - ${errors.join('\n  - ')}`);
-  return config;
 }
 
 const CHAIN_RPC_PROTOCOLS = ['http:', 'https:', 'ws:', 'wss:'];
@@ -405,88 +443,30 @@ const CHAIN_RPC_PROTOCOLS = ['http:', 'https:', 'ws:', 'wss:'];
  * CHAIN_RPC_URLS: comma-separated `<chainId>=<http(s) or ws(s) URL>`. Each bad entry is named
  * (without its URL's credentials: node URLs often carry an API key in the path or userinfo).
  */
-function parseChainRpcUrls(raw: string | undefined, errors: string[]): ChainRpc[] {
-  const text = raw?.trim() ?? '';
-  if (text === '') return [];
+function parseChainRpcUrls(text: string, fail: Fail): ChainRpc[] | null {
   const chains: ChainRpc[] = [];
-  const entries = text.split(',').map((e) => e.trim());
-  entries.forEach((entry, index) => {
-    const where = `CHAIN_RPC_URLS entry ${index + 1}`;
-    const eq = entry.indexOf('=');
-    const idText = eq > 0 ? entry.slice(0, eq).trim() : '';
-    const urlText = eq > 0 ? entry.slice(eq + 1).trim() : '';
-    if (eq <= 0 || !/^\d{1,15}$/.test(idText) || Number(idText) < 1) {
-      // The entry itself is not echoed: without its "=" it may be a URL holding an API key.
-      const got = idText !== '' && !idText.includes('/') ? ` (got "${idText}" as chain id)` : '';
-      errors.push(`${where} must be <chainId>=<url> with a positive integer chain id, e.g. 1=https://node.example/rpc${got}`);
-      return;
-    }
-    const chainId = Number(idText);
-    let parsed: URL | null = null;
-    try {
-      parsed = new URL(urlText);
-    } catch {
-      parsed = null;
-    }
-    if (!parsed || !CHAIN_RPC_PROTOCOLS.includes(parsed.protocol)) {
-      errors.push(`${where} (chain ${chainId}) must have an http, https, ws or wss JSON-RPC URL after "="`);
-      return;
-    }
-    if (chains.some((c) => c.chainId === chainId)) {
-      errors.push(`CHAIN_RPC_URLS names chain ${chainId} twice`);
-      return;
-    }
-    chains.push({ chainId, url: urlText });
-  });
-  return chains;
-}
-
-/**
- * SECRETS_ENCRYPTION_KEYS (`id:base64key,...`, first seals) or SECRETS_ENCRYPTION_KEY (one key,
- * id `default`). Production refuses to start without an explicit key, and refuses the development
- * key, which is published in this repository.
- */
-function readKeyring(env: Env, production: boolean, errors: string[], relaxed: string[]): SecretKeyring {
-  const decode = (name: string, text: string): Buffer | null => {
-    const decoded = Buffer.from(text, 'base64');
-    if (decoded.length !== 32 || decoded.toString('base64').replace(/=+$/, '') !== text.replace(/=+$/, '')) {
-      errors.push(`${name} must hold keys of 32 bytes encoded in base64`);
-      return null;
-    }
-    if (production && decoded.equals(DEVELOPMENT_ENCRYPTION_KEY)) {
-      errors.push(`${name} must not use the development key when NODE_ENV=production`);
-      return null;
-    }
-    return decoded;
-  };
-  const list = env.SECRETS_ENCRYPTION_KEYS?.trim();
-  const single = env.SECRETS_ENCRYPTION_KEY?.trim();
-  const keys: SecretKey[] = [];
-  if (list) {
-    if (single) errors.push('SECRETS_ENCRYPTION_KEY and SECRETS_ENCRYPTION_KEYS are both set; keep only SECRETS_ENCRYPTION_KEYS');
-    for (const entry of list.split(',').map((e) => e.trim())) {
-      const colon = entry.indexOf(':');
-      const id = colon > 0 ? entry.slice(0, colon) : '';
-      if (!KEY_ID.test(id)) {
-        errors.push('SECRETS_ENCRYPTION_KEYS must be a comma-separated list of id:base64key (ids of 1-32 letters, digits, _ or -)');
-        continue;
+  let failed = false;
+  text
+    .split(',')
+    .map((e) => e.trim())
+    .forEach((entry, index) => {
+      const eq = entry.indexOf('=');
+      const idText = eq > 0 ? entry.slice(0, eq).trim() : '';
+      const urlText = eq > 0 ? entry.slice(eq + 1).trim() : '';
+      const chainId = Number(idText);
+      if (eq <= 0 || !/^\d{1,15}$/.test(idText) || chainId < 1) {
+        // The entry itself is not echoed: without its "=" it may be a URL holding an API key.
+        const got = idText !== '' && !idText.includes('/') ? ` (got "${idText}" as chain id)` : '';
+        failed = !fail(
+          `entry ${index + 1} must be <chainId>=<url> with a positive integer chain id, e.g. 1=https://node.example/rpc${got}`,
+        );
+      } else if (!CHAIN_RPC_PROTOCOLS.includes(URL.parse(urlText)?.protocol ?? '')) {
+        failed = !fail(`entry ${index + 1} (chain ${chainId}) must have an http, https, ws or wss JSON-RPC URL after "="`);
+      } else if (chains.some((c) => c.chainId === chainId)) {
+        failed = !fail(`names chain ${chainId} twice`);
+      } else {
+        chains.push({ chainId, url: urlText });
       }
-      if (keys.some((k) => k.id === id)) {
-        errors.push(`SECRETS_ENCRYPTION_KEYS names the key id "${id}" twice`);
-        continue;
-      }
-      const key = decode('SECRETS_ENCRYPTION_KEYS', entry.slice(colon + 1));
-      if (key) keys.push({ id, key });
-    }
-  } else if (single) {
-    const key = decode('SECRETS_ENCRYPTION_KEY', single);
-    if (key) keys.push({ id: 'default', key });
-  } else if (production) {
-    errors.push('SECRETS_ENCRYPTION_KEYS (or SECRETS_ENCRYPTION_KEY) is required when NODE_ENV=production');
-  } else {
-    relaxed.push('SECRETS_ENCRYPTION_KEYS unset (secrets sealed with the published development key)');
-    keys.push({ id: DEVELOPMENT_KEY_ID, key: DEVELOPMENT_ENCRYPTION_KEY });
-  }
-  const fallback = { id: DEVELOPMENT_KEY_ID, key: DEVELOPMENT_ENCRYPTION_KEY };
-  return { sealing: keys[0] ?? fallback, keys: keys.length > 0 ? keys : [fallback] };
+    });
+  return failed ? null : chains;
 }
