@@ -9,7 +9,7 @@ describe('example webhook receiver', () => {
     '{"organizationId":"o","action":"create","id":"w1","resourceId":"r","resourceType":"Wallet","createdAtUtc":"2026-11-22T01:25:42.123456+00:00","changes":null}',
   );
 
-  it('computes the legacy seed signature the service makes, and refuses anything else', () => {
+  it('computes the legacy signature the service makes, and refuses anything else', () => {
     expect(verifySignature(body, signWebhookBody(secret, body), secret)).toBe(true);
     expect(verifySignature(body, signWebhookBody('other-secret-value', body), secret)).toBe(false);
     expect(verifySignature(Buffer.concat([body, Buffer.from(' ')]), signWebhookBody(secret, body), secret)).toBe(false);
@@ -17,7 +17,7 @@ describe('example webhook receiver', () => {
     expect(verifySignature(body, 'short', secret)).toBe(false);
   });
 
-  it('answers 200, hands each id over once, and 401 for a bad signature or the seed header alone', async () => {
+  it('answers 200, hands each id over once, and 401 for a bad signature or the legacy header alone', async () => {
     const seen: string[] = [];
     const { server, url } = await startReceiver({ sharedSecret: secret, onWebhook: (w) => seen.push(w.id) });
     try {
@@ -27,7 +27,7 @@ describe('example webhook receiver', () => {
       expect((await post(signed)).status).toBe(200);
       expect((await post(signed)).status).toBe(200);
       expect((await post({ ...signed, 'webhook-signature': 'v1,AAAA' })).status).toBe(401);
-      // A valid seed signature alone is refused: it signs no time, so it could be a replay.
+      // A valid legacy signature alone is refused: it signs no time, so it could be a replay.
       expect((await post({ 'x-service-webhook-hmac': createHmac('sha256', secret).update(body).digest('base64') })).status).toBe(401);
       await new Promise((r) => setImmediate(r));
       expect(seen).toEqual(['w1']);
@@ -47,7 +47,7 @@ describe('example webhook receiver', () => {
       expect(verifyWebhook(body, headers, [secret], now)).toEqual({ ok: true, scheme: 'standard-webhooks' });
       expect(verifyWebhook(body, headers, [NEW], now).ok).toBe(false);
       expect(verifyWebhook(Buffer.concat([body, Buffer.from(' ')]), headers, [secret], now).ok).toBe(false);
-      // A valid seed header does not rescue a bad webhook-signature.
+      // A valid legacy header does not rescue a bad webhook-signature.
       expect(verifyWebhook(body, { ...headers, 'webhook-signature': 'v1,AAAA' }, [secret], now).ok).toBe(false);
       expect(verifyWebhook(body, { ...headers, 'webhook-id': 'w2' }, [secret], now).ok).toBe(false);
       expect(verifyWebhook(body, { ...headers, 'webhook-id': undefined }, [secret], now).ok).toBe(false);
@@ -60,7 +60,7 @@ describe('example webhook receiver', () => {
       expect(verifyWebhook(body, signed(now + 301_000), [secret], now).ok).toBe(false);
     });
 
-    it('requires webhook-signature: the seed header alone, current or previous, is a legacy check that cannot stop replays', () => {
+    it('requires webhook-signature: the legacy header alone, current or previous, is a legacy check that cannot stop replays', () => {
       const seedOnly = { 'x-service-webhook-hmac': signWebhookBody(secret, body) };
       expect(verifyWebhook(body, seedOnly, [secret], now)).toEqual({
         ok: false,

@@ -26,7 +26,7 @@ export interface ReceivedWebhook {
 }
 
 /**
- * The seed's legacy check: Base64(HMAC-SHA256(sharedSecret, rawBody)) compared in constant time
+ * The legacy check (README.md "Verifying a webhook"): Base64(HMAC-SHA256(sharedSecret, rawBody)) compared in constant time
  * with `x-service-webhook-hmac`. It proves who signed the body, but it signs no time, so a
  * captured webhook still verifies when replayed later: `verifyWebhook` does not accept it alone.
  */
@@ -57,7 +57,7 @@ const sameBase64 = (given: string, expected: Buffer): boolean => {
  * Standard Webhooks' `webhook-signature`, which is required: HMAC-SHA256 with the UTF-8 secret over
  * "{webhook-id}.{webhook-timestamp}.{body}", and a timestamp within 5 minutes, so a captured
  * webhook cannot be replayed later. The service sends it on every attempt. A webhook carrying only
- * the seed's `x-service-webhook-hmac` is refused: that legacy check signs no time and cannot stop
+ * the legacy `x-service-webhook-hmac` is refused: that legacy check signs no time and cannot stop
  * a replay.
  */
 export function verifyWebhook(rawBody: Buffer, headers: IncomingHttpHeaders, secrets: readonly string[], now = Date.now()): Verdict {

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261123200000WebhookEndpoints extends Migration {
   up(): void {
-    // Endpoints beside the organization's default one (the seed's webhook_config row, whose
+    // Endpoints beside the organization's default one (the `/webhook-config` row, whose
     // endpoint id is the organization's id). Secrets are sealed with the organization id as
     // context, like the default's, and rotate the same way.
     this.addSql(`

@@ -5,7 +5,7 @@ import { renderAccessMarkdown, routeAccessTable } from '../src/openapi/required-
 import { controllerRoutes } from './support/routes';
 import { createTestApp, TestApp } from './support/test-app';
 
-/** CONTRACT.md section 13: the access matrix is published, and what is published is what is enforced. */
+/** docs/ACCESS.md: the access matrix is published, and what is published is what is enforced. */
 describe('published access matrix', () => {
   let t: TestApp;
   let document: { paths: Record<string, Record<string, { 'x-required-roles'?: string[] }>> };

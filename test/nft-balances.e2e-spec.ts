@@ -45,7 +45,7 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
     return { wallet, tokens };
   }
 
-  it('answers {nftTokenBalances, nextPageKey} with the seed 2.1 shape, the token exactly as GET /v1/tokens shows it', async () => {
+  it('answers {nftTokenBalances, nextPageKey} in the documented shape, the token exactly as GET /v1/tokens shows it', async () => {
     const wallet = await api.wallet();
     const contract = newAddress();
     const token = await api.token({

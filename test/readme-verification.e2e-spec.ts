@@ -65,7 +65,7 @@ describe('the verification snippets in README.md, against real deliveries', () =
     expect(await python(webhook, SECRET)).toBe(true);
     expect(await python(webhook, 'some-other-secret-0001')).toBe(false);
     expect(await python(webhook, SECRET, Buffer.from(webhook.raw.toString('utf8').replace('"create"', '"update"')))).toBe(false);
-    // Without webhook-signature it is refused: the seed header alone cannot stop a replay.
+    // Without webhook-signature it is refused: the legacy header alone cannot stop a replay.
     const seedOnly = { ...webhook, headers: { ...webhook.headers, 'webhook-signature': undefined } };
     expect(await python(seedOnly, SECRET)).toBe(false);
     // A replayed webhook with an old timestamp fails even though its signature once matched.

@@ -55,7 +55,7 @@ describe('tokens: POST /v1/tokens, GET /v1/tokens/{tokenId}, PATCH /v1/tokens/{t
       .send(body as object);
 
   describe('create and read', () => {
-    it('creates a token and answers the seed 2.2 shape with the 2.3 metadata, field by field', async () => {
+    it('creates a token and answers the documented token shape with every metadata field, field by field', async () => {
       const contract = newAddress();
       const res = await post({ contractAddress: contract, blockchainTokenId: '42', metadata: FULL_METADATA }).expect(201);
       expect(Object.keys(res.body).sort()).toEqual([

@@ -69,7 +69,7 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
     const [toDefault] = receiver.received.filter(at('/default'));
     const [toSecond] = receiver.received.filter(at('/second'));
 
-    // The default endpoint is the seed's configuration: its webhook has the event's id.
+    // The default endpoint is `/webhook-config`: its webhook has the event's id.
     expect(toDefault.body.id).toBe(toDefault.headers['x-service-webhook-event-id']);
     expect(toSecond.headers['x-service-webhook-event-id']).toBe(toDefault.body.id);
     expect(toSecond.body.id).toMatch(UUID_V7);

@@ -25,7 +25,7 @@ function standardVerifies(webhook: ReceivedWebhook, secret: string): boolean {
   }
 }
 
-/** The seed header with the previous secret, written independently of the service's signer. */
+/** The legacy header with the previous secret, written independently of the service's signer. */
 function previousSeedHeaderValid(webhook: ReceivedWebhook, secret: string): boolean {
   return signatureIsValid(
     { ...webhook, headers: { 'x-service-webhook-hmac': webhook.headers['x-service-webhook-hmac-previous'] } },

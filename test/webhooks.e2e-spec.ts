@@ -59,7 +59,7 @@ describe('webhook delivery', () => {
     expect(webhook.headers['x-service-webhook-attempt']).toBe('1');
     expect(webhook.headers['user-agent']).toMatch(/nft-wallet-webhooks/);
 
-    // The resource named by the webhook can be fetched, as seed section 6 recommends.
+    // The resource named by the webhook can be fetched with the same key (README.md "The API in brief").
     await t
       .http()
       .get(`/v1/wallets/${String(webhook.body.resourceId)}`)
@@ -72,7 +72,7 @@ describe('webhook delivery', () => {
     );
     expect(log.body.webhooks[0]).toEqual({
       id: webhook.body.id,
-      // The default endpoint (the seed's configuration) has the organization's id; its webhook
+      // The default endpoint (`/webhook-config`) has the organization's id; its webhook
       // of an event has the event's id.
       endpointId: org.id,
       eventId: webhook.body.id,

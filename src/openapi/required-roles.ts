@@ -6,7 +6,7 @@ import type { Access } from '../common/auth/access';
 import { ACCESS_METADATA, ROLES, rolesAccepted } from '../common/auth/principal';
 
 /**
- * The published access matrix (CONTRACT.md section 13): `x-required-roles` on every OpenAPI
+ * The published access matrix: `x-required-roles` on every OpenAPI
  * operation and the table of docs/ACCESS.md, both read from the same route metadata and the same
  * rule (`rolesAccepted`) the guards enforce.
  */

@@ -3,7 +3,7 @@ import { WEBHOOK_TYPES, WebhookType } from '../modules/domain-events/domain-even
 
 type Schema = Record<string, unknown>;
 
-/** What the integrator receives for each webhook type (CONTRACT.md section 7), for the documentation. */
+/** What the integrator receives for each webhook type (README.md "Webhooks"), for the documentation. */
 const PRODUCERS: Record<WebhookType, Array<{ resourceType: string; action: string; changes: 'null' | 'tokenMetadata'; when: string }>> = {
   custodialAccount: [{ resourceType: 'Wallet', action: 'create', changes: 'null', when: 'POST /v1/wallets' }],
   nft: [
@@ -61,7 +61,7 @@ either scheme (both are always sent):
   entry of \`webhook-signature\`. Reject a \`webhook-timestamp\` more than 5 minutes from your clock
   (replays). A Standard Webhooks library (e.g. npm \`standardwebhooks\`) takes the secret as
   \`whsec_\` + Base64(UTF-8 bytes of the shared secret).
-- *Seed header* \`x-service-webhook-hmac\`: \`Base64(HMAC-SHA256(sharedSecret, body))\`, compared in
+- *Legacy header* \`x-service-webhook-hmac\`: \`Base64(HMAC-SHA256(sharedSecret, body))\`, compared in
   constant time.
 
 **Secret rotation.** After \`POST /api/organization/v1/current-organization/webhook-config/rotate-secret\`

@@ -29,7 +29,10 @@ export async function createWallet(t: TestApp, org: TestOrganization, name = 'wa
   return res.body.id;
 }
 
-/** The receiver's side of seed section 5, written independently of the service's signer. */
+/**
+ * The receiver's side of the legacy `x-service-webhook-hmac` check (README.md "Verifying a
+ * webhook"), written independently of the service's signer.
+ */
 export function signatureIsValid(webhook: ReceivedWebhook, sharedSecret: string): boolean {
   const expected = createHmac('sha256', sharedSecret).update(webhook.raw).digest('base64');
   return webhook.headers['x-service-webhook-hmac'] === expected;

@@ -4,9 +4,10 @@ import ipaddr from 'ipaddr.js';
 import { isIP } from 'node:net';
 
 /**
- * The one webhook URL policy (CONTRACT.md section 6), shared by webhook-config and webhooks. The configuration endpoint checks a URL with
- * it when it is saved, and the delivery code checks again at send time against the address it is
- * about to connect to, because what a hostname resolves to can change after it was saved.
+ * The one webhook URL policy (docs/ARCHITECTURE.md "The webhook URL policy"), shared by
+ * webhook-config and webhooks. The configuration endpoint checks a URL with it when it is saved,
+ * and the delivery code checks again at send time against the address it is about to connect to,
+ * because what a hostname resolves to can change after it was saved.
  */
 export interface WebhookUrlPolicy {
   /** Accept `http:` URLs; otherwise only `https:`. */

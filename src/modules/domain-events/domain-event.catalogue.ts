@@ -1,7 +1,7 @@
 /**
  * The typed catalogue of everything that happens to an organization's API objects. Each entry
  * fixes the webhook type it is filtered by, the resourceType and action integrators see, and the
- * shape of `changes` (CONTRACT.md section 7).
+ * shape of `changes` (README.md "Webhooks"; the OpenAPI document's `webhooks` section).
  */
 export const WEBHOOK_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'] as const;
 export type WebhookType = (typeof WEBHOOK_TYPES)[number];

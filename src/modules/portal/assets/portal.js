@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The webhook portal (CONTRACT.md section 14). Everything it shows comes from the public API with
+ * The webhook portal (README.md "Portal"). Everything it shows comes from the public API with
  * the signed-in user's key, sent as a Bearer header; the key lives in sessionStorage only (no
  * cookie, no server session). Loaded as an external file so the strict CSP (script-src 'self')
  * stays on; it never writes HTML from data (textContent only), so API data cannot inject markup.
@@ -16,7 +16,7 @@
   const REDELIVER_WATCH_MS = 30000;
   const DAY_MS = 24 * 3600 * 1000;
 
-  // The answers this page reads (CONTRACT.md), with the fields it uses.
+  // The answers this page reads (the OpenAPI document, /docs-json), with the fields it uses.
   /** @typedef {{detail?: string, title?: string, code?: unknown, errors?: unknown}} Problem */
   /** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
   /** @typedef {{endpoints: WebhookEndpoint[], nextPageKey: string|null}} EndpointPage */
