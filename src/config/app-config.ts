@@ -197,8 +197,11 @@ const duration = (fallback: number) =>
 const oneOf = <V extends string>(fallback: V, values: readonly V[], must: string) =>
   rule<V>(fallback, must, (t) => ((values as readonly string[]).includes(t) ? (t as V) : null));
 const url = (fallback: string, protocols: string[]) =>
-  rule(fallback, `a ${protocols.join(' or ')} URL`, (t) => (protocols.includes(URL.parse(t)?.protocol ?? '') ? t : null), false);
+  rule(fallback, `a ${protocols.join(' or ')} URL`, (t) => (protocols.includes(protocolOf(t)) ? t : null), false);
 const secret = rule<string | null>(null, 'at least 16 characters', (t) => (t.length >= 16 ? t : null), false);
+
+/** The URL's scheme with its colon, or '' when it is not a URL (URL.parse needs Node 20.18). */
+const protocolOf = (text: string): string => (URL.canParse(text) ? new URL(text).protocol : '');
 
 /** 32 bytes in canonical base64 (Buffer.from alone skips characters it does not know). */
 function key32(text: string): Buffer | null {
@@ -460,7 +463,7 @@ function parseChainRpcUrls(text: string, fail: Fail): ChainRpc[] | null {
         failed = !fail(
           `entry ${index + 1} must be <chainId>=<url> with a positive integer chain id, e.g. 1=https://node.example/rpc${got}`,
         );
-      } else if (!CHAIN_RPC_PROTOCOLS.includes(URL.parse(urlText)?.protocol ?? '')) {
+      } else if (!CHAIN_RPC_PROTOCOLS.includes(protocolOf(urlText))) {
         failed = !fail(`entry ${index + 1} (chain ${chainId}) must have an http, https, ws or wss JSON-RPC URL after "="`);
       } else if (chains.some((c) => c.chainId === chainId)) {
         failed = !fail(`names chain ${chainId} twice`);
