@@ -102,20 +102,13 @@ export class BalanceRepository extends EntityRepository<Balance> {
    */
   async walletPage(query: WalletPageQuery): Promise<HeldToken[] | null> {
     const { sql, params } = walletPageSql(query);
-    // Bound parameters rather than em.execute, which first inlines every value into the long SQL text.
-    const result = await this.getEntityManager()
-      .getKnex()
-      .raw<{ rows: Record<string, unknown>[] }>(sql, params as never[]);
-    return heldTokensFromRows(result.rows);
+    return heldTokensFromRows(await queryRows(this.getEntityManager(), sql, params));
   }
 
   /** One page of what a wallet held at `query.asOf`, read from the movement ledger (see walletPageAsOfSql). */
   async walletPageAsOf(query: WalletPageQuery & { asOf: string }): Promise<HeldToken[] | null> {
     const { sql, params } = walletPageAsOfSql(query);
-    const result = await this.getEntityManager()
-      .getKnex()
-      .raw<{ rows: Record<string, unknown>[] }>(sql, params as never[]);
-    return heldTokensFromRows(result.rows);
+    return heldTokensFromRows(await queryRows(this.getEntityManager(), sql, params));
   }
 }
 
