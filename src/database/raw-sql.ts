@@ -9,10 +9,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  *
  * A statement runs on one of:
  * - an EntityManager: its current transaction, or the pool outside one;
+ * - `outsideTransaction(em)`: the pool, even when the caller is in a transaction (statements that
+ *   commit on their own, e.g. batched deletes each in a short transaction of its own);
  * - a Knex transaction opened with `knexTransaction`, for code that batches several raw
  *   statements in one transaction without the unit of work.
  */
-export type SqlTarget = EntityManager | Knex.Transaction;
+export type SqlTarget = EntityManager | Knex;
 
 /** What `knex.raw` resolves to on PostgreSQL (pg's result), typed by the caller's row shape. */
 export interface PgResult<T> {
@@ -50,6 +52,11 @@ export async function execute(target: SqlTarget, sql: string, params: readonly u
  */
 export async function executeScript(target: SqlTarget, sql: string): Promise<void> {
   await knexOf(target).raw(sql);
+}
+
+/** The pool behind `em`, ignoring any transaction `em` is in: see SqlTarget. */
+export function outsideTransaction(em: EntityManager): Knex {
+  return em.getKnex();
 }
 
 /** Runs `work` in a Knex transaction of its own (outside the unit of work), committed when it resolves. */

@@ -1,4 +1,4 @@
-import { queryRows } from '../../database/raw-sql';
+import { outsideTransaction, queryRows } from '../../database/raw-sql';
 import { EntityRepository } from '@mikro-orm/postgresql';
 import type { Token } from './token.entity';
 import { tokenColumnsSql, TokenView, tokenViewFromRow, tokenVisibleSql } from './token.view';
@@ -39,7 +39,7 @@ export class TokenRepository extends EntityRepository<Token> {
 
   /** The token as a read shows it: null when unknown, another organization's, or hidden by the whitelist. */
   async findVisible(organizationId: string, id: string): Promise<TokenView | null> {
-    const rows = await queryRows(this.getEntityManager(), VISIBLE_TOKEN_SQL, [organizationId, id]);
+    const rows = await queryRows(outsideTransaction(this.getEntityManager()), VISIBLE_TOKEN_SQL, [organizationId, id]);
     return rows.length === 0 ? null : tokenViewFromRow(rows[0], 'tk_');
   }
 }

@@ -2,7 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
-import { queryRows } from '../../database/raw-sql';
+import { outsideTransaction, queryRows } from '../../database/raw-sql';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { openSecret } from './secret-box';
 
@@ -67,7 +67,7 @@ export class DeliveryTargetReader {
     const out = new Map<string, DeliveryTarget[]>();
     if (unique.length === 0) return out;
     const rows = await queryRows<EndpointRow>(
-      this.em,
+      outsideTransaction(this.em),
       `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses,
               shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at, updated_at
          from webhook_endpoint where organization_id = any(?::uuid[])
