@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SecretKeyring } from '../config/app-config';
+import { outsideTransaction, queryRows } from './raw-sql';
 import { needsReseal, resealSecret, SecretBoxError } from '../modules/webhook-config/secret-box';
 
 /**
@@ -47,12 +48,14 @@ export async function resealColumn(
     if (!IDENT.test(name)) throw new Error(`not a plain SQL identifier: ${name}`);
   }
   const { table, idColumn: id, idType, column, contextColumn } = sealed;
-  const connection = em.getConnection();
+  // On the pool, each statement its own transaction, as before, whatever transaction `em` is in.
+  const pool = outsideTransaction(em);
   const report: ResealReport = { table, column, resealed: 0, changedMeanwhile: 0, unopenable: 0 };
   const currentPrefix = `v2.${keyring.sealing.id}.`;
   let after: string | null = null;
   for (;;) {
-    const rows: Array<{ id: string; context: string; sealed: string }> = await connection.execute(
+    const rows: { id: string; context: string; sealed: string }[] = await queryRows<{ id: string; context: string; sealed: string }>(
+      pool,
       `select "${id}"::text as id, "${contextColumn}"::text as context, "${column}" as sealed
          from "${table}"
         where "${column}" is not null and not starts_with("${column}", ?)
@@ -73,7 +76,8 @@ export async function resealColumn(
       }
     }
     if (changes.length === 0) continue;
-    const updated: Array<{ id: string }> = await connection.execute(
+    const updated = await queryRows<{ id: string }>(
+      pool,
       `update "${table}" as t set "${column}" = v.new
          from json_to_recordset(?::json) as v(id text, old text, new text)
         where t."${id}" = v.id::${idType} and t."${column}" = v.old

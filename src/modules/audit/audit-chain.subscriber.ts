@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { chainHash, chainSeal, sealMatches } from './audit-chain';
 import { AuditEntry } from './audit-entry.entity';
 import { exportedOf } from './dto/audit-entry.response.dto';
+import { execute, queryRows } from '../../database/raw-sql';
 
 /**
  * Links every new audit entry into its organization's chain while the transaction that writes it
@@ -30,7 +31,8 @@ export class AuditChainSubscriber implements EventSubscriber {
     for (const entry of created) byOrganization.set(entry.organizationId!, [...(byOrganization.get(entry.organizationId!) ?? []), entry]);
     // A fixed lock order keeps two transactions touching the same organizations from deadlocking.
     for (const organizationId of [...byOrganization.keys()].sort()) {
-      const [head] = await em.execute<{ head_seq: string; head_hash: string; keyed_from_seq: string | null; chain_seal: string | null }[]>(
+      const [head] = await queryRows<{ head_seq: string; head_hash: string; keyed_from_seq: string | null; chain_seal: string | null }>(
+        em,
         `insert into "audit_chain" ("organization_id") values (?)
          on conflict ("organization_id") do update set "head_seq" = "audit_chain"."head_seq"
          returning "head_seq", "head_hash", "keyed_from_seq", "chain_seal"`,
@@ -51,7 +53,7 @@ export class AuditChainSubscriber implements EventSubscriber {
         args.uow.recomputeSingleChangeSet(entry);
       }
       if (!this.key) {
-        await em.execute(`update "audit_chain" set "head_seq" = ?, "head_hash" = ? where "organization_id" = ?`, [
+        await execute(em, `update "audit_chain" set "head_seq" = ?, "head_hash" = ? where "organization_id" = ?`, [
           seq,
           hash,
           organizationId,
@@ -65,7 +67,8 @@ export class AuditChainSubscriber implements EventSubscriber {
         keyedFrom === null ||
         sealMatches(chainSeal(this.key, organizationId, keyedFrom, Number(head.head_seq), head.head_hash), head.chain_seal);
       const seal = intact ? chainSeal(this.key, organizationId, start, seq, hash) : head.chain_seal;
-      await em.execute(
+      await execute(
+        em,
         `update "audit_chain" set "head_seq" = ?, "head_hash" = ?, "keyed_from_seq" = ?, "chain_seal" = ? where "organization_id" = ?`,
         [seq, hash, start, seal, organizationId],
       );

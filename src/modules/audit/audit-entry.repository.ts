@@ -2,6 +2,7 @@ import { EntityRepository } from '@mikro-orm/postgresql';
 import { formatDbTimestamp } from '../../common/time';
 import { GENESIS_HASH, type ExportedAuditEntry } from './audit-chain';
 import type { AuditEntry } from './audit-entry.entity';
+import { queryRows } from '../../database/raw-sql';
 
 /** An entry read straight from the table for verify and export: no entity, no identity map. */
 export interface ChainedEntry extends ExportedAuditEntry {
@@ -145,13 +146,15 @@ export class AuditEntryRepository extends EntityRepository<AuditEntry> {
    */
   async pruneBefore(organizationId: string, cutoff: Date, limit: number): Promise<number> {
     const em = this.getEntityManager();
-    const [chain] = await em.execute<{ checkpoint_seq: string }[]>(
+    const [chain] = await queryRows<{ checkpoint_seq: string }>(
+      em,
       `select "checkpoint_seq" from "audit_chain" where "organization_id" = ? for update`,
       [organizationId],
     );
     if (!chain) return 0;
     // The prefix of the chain written before the cutoff: it stops at the first newer entry.
-    const rows = await em.execute<{ chain_seq: string; hash: string; created_at: Date | string }[]>(
+    const rows = await queryRows<{ chain_seq: string; hash: string; created_at: Date | string }>(
+      em,
       `select "chain_seq", "hash", "created_at" from "audit_entry"
         where "organization_id" = ? and "chain_seq" > ? order by "chain_seq" limit ?`,
       [organizationId, chain.checkpoint_seq, limit],
@@ -163,7 +166,7 @@ export class AuditEntryRepository extends EntityRepository<AuditEntry> {
     }
     if (!last) return 0;
     // Through the one function the immutability trigger lets delete: it moves the checkpoint too.
-    const [result] = await em.execute<{ deleted: number }[]>(`select "audit_prune_chain"(?, ?) as "deleted"`, [
+    const [result] = await queryRows<{ deleted: number }>(em, `select "audit_prune_chain"(?, ?) as "deleted"`, [
       organizationId,
       last.chain_seq,
     ]);

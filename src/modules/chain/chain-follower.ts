@@ -18,6 +18,7 @@ import {
 } from './chain-metrics';
 import { BlockHeader, ChainNode, isRangeRefusal } from './chain-node';
 import { decodeTransferLogs, NFT_EVENT_TOPICS, touchesWatched } from './log-decoding';
+import { executeScript } from '../../database/raw-sql';
 
 /** A follower holds its chain this long after its last renewal; a dead one's lease lapses, then another instance takes over. */
 export const LEASE_MS = 15_000;
@@ -240,7 +241,7 @@ export class ChainFollower {
     }
 
     const result = await this.deps.em.fork().transactional(async (em) => {
-      await em.execute(`set local statement_timeout = ${Math.round(config.db.workerStatementTimeoutMs)}`);
+      await executeScript(em, `set local statement_timeout = ${Math.round(config.db.workerStatementTimeoutMs)}`);
       const locked = await cursors.lockForStep(em, chainId, owner);
       if (!locked || locked.appliedBlock !== cursor.appliedBlock) return null;
       const recorded = await this.deps.movements.record(em, movements);
@@ -293,7 +294,7 @@ export class ChainFollower {
     }
     const target = ancestor;
     const reverted = await em.transactional(async (tx) => {
-      await tx.execute(`set local statement_timeout = ${Math.round(config.db.workerStatementTimeoutMs)}`);
+      await executeScript(tx, `set local statement_timeout = ${Math.round(config.db.workerStatementTimeoutMs)}`);
       const locked = await cursors.lockForStep(tx, chainId, owner);
       if (!locked || locked.appliedBlock !== cursor.appliedBlock) return null;
       const count = await this.deps.movements.revertFrom(tx, chainId, target.blockNumber + 1);

@@ -10,6 +10,7 @@ import { ChainNode, isRangeRefusal } from './chain-node';
 import { decodeTransferLogs, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC } from './log-decoding';
 import { WalletSyncRepository } from './wallet-sync.repository';
 import { syncEndBlock } from './wallet-sync.rules';
+import { executeScript } from '../../database/raw-sql';
 
 /** A replay failing this many steps in a row is given up (status failed, its error kept). */
 const MAX_SYNC_FAILURES = 10;
@@ -87,7 +88,7 @@ export class WalletSyncRunner {
     }
     const done = to >= toBlock;
     const recorded = await this.em.fork().transactional(async (em) => {
-      await em.execute(`set local statement_timeout = ${Math.round(this.config.db.workerStatementTimeoutMs)}`);
+      await executeScript(em, `set local statement_timeout = ${Math.round(this.config.db.workerStatementTimeoutMs)}`);
       // Behind the follower's lock: a reorg unwound meanwhile must not meet movements of the old fork.
       const locked = await this.cursors.lockForStep(em, chainId, owner);
       if (!locked) return null;

@@ -1,7 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import type { Knex } from 'knex';
-import type { PgResult } from '../../database/raw-sql';
+import { execute, knexTransaction, outsideTransaction, queryRows } from '../../database/raw-sql';
 
 /** An event the delivery worker has yet to judge (timestamps as PostgreSQL text, to keep microseconds). */
 export interface PendingEvent {
@@ -38,8 +38,8 @@ interface PendingRow {
 export class DomainEventOutbox {
   constructor(private readonly em: EntityManager) {}
 
-  private get knex(): Knex {
-    return this.em.getKnex();
+  private get pool(): Knex {
+    return outsideTransaction(this.em);
   }
 
   /**
@@ -49,15 +49,16 @@ export class DomainEventOutbox {
    * next pass. Returns how many were relayed.
    */
   async relay(limit: number, enqueue: (events: { id: string; organizationId: string }[]) => Promise<void>): Promise<number> {
-    return this.knex.transaction(async (trx) => {
-      const claimed = await trx.raw<PgResult<{ id: string; organization_id: string }>>(
+    return knexTransaction(this.em, async (trx) => {
+      const claimed = await queryRows<{ id: string; organization_id: string }>(
+        trx,
         `select id, organization_id from domain_event where relayed_at is null order by created_at limit ? for update skip locked`,
         [limit],
       );
-      const rows = claimed.rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
+      const rows = claimed.map((r) => ({ id: r.id, organizationId: r.organization_id }));
       if (rows.length === 0) return 0;
       await enqueue(rows);
-      await trx.raw(`update domain_event set relayed_at = ? where id = any(?::uuid[])`, [new Date(), rows.map((r) => r.id)]);
+      await execute(trx, `update domain_event set relayed_at = ? where id = any(?::uuid[])`, [new Date(), rows.map((r) => r.id)]);
       return rows.length;
     });
   }
@@ -66,12 +67,13 @@ export class DomainEventOutbox {
   async pending(ids: readonly string[]): Promise<Map<string, PendingEvent>> {
     const out = new Map<string, PendingEvent>();
     if (ids.length === 0) return out;
-    const result = await this.knex.raw<PgResult<PendingRow>>(
+    const rows = await queryRows<PendingRow>(
+      this.pool,
       `select id, organization_id, webhook_type, resource_type, resource_id, action, changes, contract_address, created_at
          from domain_event where id = any(?::uuid[]) and processed_at is null`,
       [[...ids]],
     );
-    for (const r of result.rows) {
+    for (const r of rows) {
       out.set(r.id, {
         id: r.id,
         organizationId: r.organization_id,
@@ -92,13 +94,14 @@ export class DomainEventOutbox {
    * commit with the mark. Returns the ids this call marked: an id judged by someone else in the
    * meantime is not among them (the row lock makes a concurrent judge wait, then find it done).
    */
-  async markProcessed(trx: Knex, ids: readonly string[], at: Date): Promise<Set<string>> {
+  async markProcessed(trx: Knex.Transaction, ids: readonly string[], at: Date): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const result = await trx.raw<PgResult<{ id: string }>>(
+    const rows = await queryRows<{ id: string }>(
+      trx,
       `update domain_event set processed_at = ? where id = any(?::uuid[]) and processed_at is null returning id`,
       [at, [...ids]],
     );
-    return new Set(result.rows.map((r) => r.id));
+    return new Set(rows.map((r) => r.id));
   }
 
   /**
@@ -107,7 +110,8 @@ export class DomainEventOutbox {
    * others' recovery.
    */
   async stuck(cutoff: Date, limit: number, perOrganization: number): Promise<{ id: string; organizationId: string }[]> {
-    const result = await this.knex.raw<PgResult<{ id: string; organization_id: string }>>(
+    const rows = await queryRows<{ id: string; organization_id: string }>(
+      this.pool,
       `select id, organization_id from (
          select id, organization_id, created_at,
                 row_number() over (partition by organization_id order by created_at) as n
@@ -116,7 +120,7 @@ export class DomainEventOutbox {
        ) s where n <= ? order by n, created_at limit ?`,
       [cutoff, perOrganization, limit],
     );
-    return result.rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
+    return rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
   }
 
   /**
@@ -127,12 +131,12 @@ export class DomainEventOutbox {
   async prune(before: Date, batch: number): Promise<number> {
     let total = 0;
     for (;;) {
-      const result = await this.knex.raw<PgResult<never>>(
+      const deleted = await execute(
+        this.pool,
         `delete from domain_event where id in (
            select id from domain_event where processed_at is not null and created_at < ? order by id limit ?)`,
         [before, batch],
       );
-      const deleted = result.rowCount ?? 0;
       total += deleted;
       if (deleted < batch) return total;
     }
@@ -140,10 +144,11 @@ export class DomainEventOutbox {
 
   /** Seconds since the oldest event not yet judged was committed (0 when none). */
   async lagSeconds(): Promise<number> {
-    const result = await this.knex.raw<PgResult<{ oldest: Date | null }>>(
+    const [row] = await queryRows<{ oldest: Date | null }>(
+      this.pool,
       `select min(created_at) as oldest from domain_event where processed_at is null`,
     );
-    const oldest = result.rows[0]?.oldest;
+    const oldest = row?.oldest;
     return oldest ? Math.max(0, (Date.now() - new Date(oldest).getTime()) / 1000) : 0;
   }
 }

@@ -1,5 +1,6 @@
 import { EntityRepository } from '@mikro-orm/postgresql';
 import type { Organization } from './organization.entity';
+import { execute } from '../../database/raw-sql';
 
 export class OrganizationRepository extends EntityRepository<Organization> {
   /** Keyset page by id (UUIDv7, so creation order). */
@@ -13,6 +14,6 @@ export class OrganizationRepository extends EntityRepository<Organization> {
    * organization (wallets, tokens, ...) unblocked. Call inside a transaction.
    */
   async lockForNewChildren(organizationId: string): Promise<void> {
-    await this.em.execute('select 1 from "organization" where "id" = ? for no key update', [organizationId]);
+    await execute(this.em, 'select 1 from "organization" where "id" = ? for no key update', [organizationId]);
   }
 }

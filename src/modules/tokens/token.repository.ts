@@ -1,4 +1,4 @@
-import { PgResult, queryRows } from '../../database/raw-sql';
+import { outsideTransaction, queryRows } from '../../database/raw-sql';
 import { EntityRepository } from '@mikro-orm/postgresql';
 import type { Token } from './token.entity';
 import { tokenColumnsSql, TokenView, tokenViewFromRow, tokenVisibleSql } from './token.view';
@@ -39,10 +39,7 @@ export class TokenRepository extends EntityRepository<Token> {
 
   /** The token as a read shows it: null when unknown, another organization's, or hidden by the whitelist. */
   async findVisible(organizationId: string, id: string): Promise<TokenView | null> {
-    // Bound parameters rather than em.execute, which first inlines every value into the SQL text.
-    const { rows } = await this.getEntityManager()
-      .getKnex()
-      .raw<PgResult<Record<string, unknown>>>(VISIBLE_TOKEN_SQL, [organizationId, id]);
+    const rows = await queryRows(outsideTransaction(this.getEntityManager()), VISIBLE_TOKEN_SQL, [organizationId, id]);
     return rows.length === 0 ? null : tokenViewFromRow(rows[0], 'tk_');
   }
 }

@@ -1,5 +1,5 @@
 import { EntityManager, EntityRepository } from '@mikro-orm/postgresql';
-import { queryRows } from '../../database/raw-sql';
+import { outsideTransaction, queryRows } from '../../database/raw-sql';
 import { UINT256_MAX } from '../tokens/uint256';
 import { tokenColumnsSql, TokenView, tokenViewFromRow } from '../tokens/token.view';
 import { whitelistVisibleForSql } from '../whitelist/whitelist-filter';
@@ -102,20 +102,13 @@ export class BalanceRepository extends EntityRepository<Balance> {
    */
   async walletPage(query: WalletPageQuery): Promise<HeldToken[] | null> {
     const { sql, params } = walletPageSql(query);
-    // Bound parameters rather than em.execute, which first inlines every value into the long SQL text.
-    const result = await this.getEntityManager()
-      .getKnex()
-      .raw<{ rows: Record<string, unknown>[] }>(sql, params as never[]);
-    return heldTokensFromRows(result.rows);
+    return heldTokensFromRows(await queryRows(outsideTransaction(this.getEntityManager()), sql, params));
   }
 
   /** One page of what a wallet held at `query.asOf`, read from the movement ledger (see walletPageAsOfSql). */
   async walletPageAsOf(query: WalletPageQuery & { asOf: string }): Promise<HeldToken[] | null> {
     const { sql, params } = walletPageAsOfSql(query);
-    const result = await this.getEntityManager()
-      .getKnex()
-      .raw<{ rows: Record<string, unknown>[] }>(sql, params as never[]);
-    return heldTokensFromRows(result.rows);
+    return heldTokensFromRows(await queryRows(outsideTransaction(this.getEntityManager()), sql, params));
   }
 }
 

@@ -4,6 +4,7 @@ import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
 import { Periodic } from '../../common/scheduling/periodic';
 import { AppConfig, runsWorker } from '../../config/app-config';
 import { IDEMPOTENCY_WINDOW_HOURS } from './transaction.rules';
+import { execute } from '../../database/raw-sql';
 
 /** Any fixed number, distinct from the migration lock: the purge's advisory lock. */
 const PURGE_LOCK = 7_341_015;
@@ -44,14 +45,15 @@ export class IdempotencyKeyPurger implements OnApplicationBootstrap, OnApplicati
     return withAdvisoryLock(this.em, PURGE_LOCK, async () => {
       let deleted = 0;
       for (;;) {
-        const rows = await this.em.fork().execute(
+        const count = await execute(
+          this.em.fork(),
           `delete from "idempotency_key" where ctid in (
              select ctid from "idempotency_key" where "created_at" < now() - make_interval(hours => ?) limit ?)
            returning 1`,
           [IDEMPOTENCY_WINDOW_HOURS, batchSize],
         );
-        deleted += rows.length;
-        if (rows.length < batchSize) return deleted;
+        deleted += count;
+        if (count < batchSize) return deleted;
       }
     });
   }

@@ -2,7 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
-import type { PgResult } from '../../database/raw-sql';
+import { outsideTransaction, queryRows } from '../../database/raw-sql';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { openSecret } from './secret-box';
 
@@ -66,7 +66,8 @@ export class DeliveryTargetReader {
     const unique = [...new Set(organizationIds)];
     const out = new Map<string, DeliveryTarget[]>();
     if (unique.length === 0) return out;
-    const result = await this.em.getKnex().raw<PgResult<EndpointRow>>(
+    const rows = await queryRows<EndpointRow>(
+      outsideTransaction(this.em),
       `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses,
               shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at, updated_at
          from webhook_endpoint where organization_id = any(?::uuid[])
@@ -74,7 +75,7 @@ export class DeliveryTargetReader {
       [unique],
     );
     for (const id of unique) out.set(id, []);
-    for (const row of result.rows) (out.get(row.organization_id) as DeliveryTarget[]).push(this.toTarget(row));
+    for (const row of rows) (out.get(row.organization_id) as DeliveryTarget[]).push(this.toTarget(row));
     for (const [id, targets] of out) if (!targets[0]?.isDefault) targets.unshift(defaultTarget(id));
     return out;
   }

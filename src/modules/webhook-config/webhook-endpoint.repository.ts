@@ -3,6 +3,7 @@ import { EntityRepository } from '@mikro-orm/postgresql';
 import type { SecretKeyring } from '../../config/app-config';
 import { ResealReport, resealColumn, SealedColumn } from '../../database/sealed-columns';
 import type { WebhookEndpoint } from './webhook-endpoint.entity';
+import { execute, executeScript } from '../../database/raw-sql';
 
 /**
  * Every column of this module that holds a sealed secret, sealed with the owning organization's
@@ -32,12 +33,12 @@ export class WebhookEndpointRepository extends EntityRepository<WebhookEndpoint>
    */
   async lockForChange(organizationId: string, id: string): Promise<WebhookEndpoint | null> {
     // Inserts only when `id` is the organization's own id, i.e. the default endpoint.
-    await this.em.execute(
+    await execute(
+      this.em,
       `insert into "webhook_endpoint" ("id", "organization_id", "is_default", "enabled", "webhook_types", "created_at", "updated_at")
        select "id", "id", true, false, '{}', "created_at", "created_at" from "organization" where "id" = ? and "id" = ?
        on conflict do nothing`,
       [organizationId, id],
-      'run',
     );
     return this.findOne({ id, organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
   }
@@ -73,7 +74,7 @@ export class WebhookEndpointRepository extends EntityRepository<WebhookEndpoint>
    */
   erasePreviousSecretsExpiredBy(now: Date): Promise<number> {
     return this.em.transactional(async (tx) => {
-      await tx.execute(`set local lock_timeout = '${CLEANUP_LOCK_TIMEOUT_MS}ms'`, [], 'run');
+      await executeScript(tx, `set local lock_timeout = '${CLEANUP_LOCK_TIMEOUT_MS}ms'`);
       return tx.nativeUpdate(
         this.entityName,
         { previousSecretExpiresAt: { $lte: now } },

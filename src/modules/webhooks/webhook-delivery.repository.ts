@@ -1,5 +1,5 @@
 import { EntityRepository } from '@mikro-orm/postgresql';
-import { PgResult, queryRows } from '../../database/raw-sql';
+import { execute, outsideTransaction, queryRows } from '../../database/raw-sql';
 import type { Knex } from 'knex';
 import type { HealthChange } from './engine/endpoint-health';
 import type { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
@@ -74,7 +74,7 @@ export const INTERRUPTED = 'the worker stopped before the attempt completed';
 
 export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery> {
   private get knex(): Knex {
-    return this.getEntityManager().getKnex();
+    return outsideTransaction(this.getEntityManager());
   }
 
   /**
@@ -114,13 +114,14 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
   async states(ids: readonly string[]): Promise<Map<string, DeliveryState>> {
     const out = new Map<string, DeliveryState>();
     if (ids.length === 0) return out;
-    const result = await this.knex.raw<PgResult<StateRow>>(
+    const rows = await queryRows<StateRow>(
+      this.knex,
       `select id, organization_id, endpoint_id, event_id, status, payload, resource_type, attempt_count, cycle_start_attempt,
               last_attempt_at, next_attempt_at, event_created_at
          from webhook_delivery where id = any(?::uuid[])`,
       [[...ids]],
     );
-    for (const r of result.rows) {
+    for (const r of rows) {
       out.set(r.id, {
         id: r.id,
         organizationId: r.organization_id,
@@ -144,9 +145,10 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
    * marks the events judged). A claimed one starts with attempt 1 recorded as in flight until its
    * lease ends, exactly as a separate claim would leave it; the others are due at once.
    */
-  async createJudged(trx: Knex, rows: readonly NewDelivery[], now: Date, leaseUntil: Date): Promise<void> {
+  async createJudged(trx: Knex.Transaction, rows: readonly NewDelivery[], now: Date, leaseUntil: Date): Promise<void> {
     if (rows.length === 0) return;
-    await trx.raw(
+    await execute(
+      trx,
       `with u as (
          select * from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[])
            as u(id, event_id, endpoint_id, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, claimed)
@@ -196,7 +198,8 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
   ): Promise<Map<string, { attempt: number; cycleStartAttempt: number }>> {
     const out = new Map<string, { attempt: number; cycleStartAttempt: number }>();
     if (rows.length === 0) return out;
-    const result = await this.knex.raw<PgResult<{ id: string; attempt_count: number; cycle_start_attempt: number }>>(
+    const claimed = await queryRows<{ id: string; attempt_count: number; cycle_start_attempt: number }>(
+      this.knex,
       `with d as (
          update webhook_delivery w set attempt_count = w.attempt_count + 1, last_attempt_at = ?, next_attempt_at = ?
            from unnest(?::uuid[], ?::int[]) as u(id, expected)
@@ -209,13 +212,14 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
        select id, attempt_count, cycle_start_attempt from d`,
       [now, leaseUntil, rows.map((r) => r.id), rows.map((r) => r.expectedAttemptCount), now, INTERRUPTED],
     );
-    for (const r of result.rows) out.set(r.id, { attempt: r.attempt_count, cycleStartAttempt: r.cycle_start_attempt });
+    for (const r of claimed) out.set(r.id, { attempt: r.attempt_count, cycleStartAttempt: r.cycle_start_attempt });
     return out;
   }
 
   /** Gives back an attempt claimed for a receiver that then had no free slot: no request was made. */
   async unclaim(id: string, attempt: number, lastAttemptAt: string | Date | null, nextAttemptAt: string | Date | null): Promise<void> {
-    await this.knex.raw(
+    await execute(
+      this.knex,
       `with d as (
          update webhook_delivery set attempt_count = attempt_count - 1, last_attempt_at = ?::timestamptz, next_attempt_at = ?::timestamptz
           where id = ? and attempt_count = ? and status = 'pending'
@@ -235,7 +239,8 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
    */
   async recordResults(rows: readonly AttemptResult[]): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
-    const result = await this.knex.raw<PgResult<{ id: string }>>(
+    const recorded = await queryRows<{ id: string }>(
+      this.knex,
       `with u as (
          select * from unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[])
            as u(id, attempt, cycle_start_attempt, duration_ms, response_status, error, status, next_attempt_at, succeeded_at)
@@ -262,7 +267,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         rows.map((r) => r.succeededAt),
       ] as never[],
     );
-    return new Set(result.rows.map((r) => r.id));
+    return new Set(recorded.map((r) => r.id));
   }
 
   /**
@@ -272,7 +277,8 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
    */
   async recordHealth(changes: readonly HealthChange[]): Promise<void> {
     if (changes.length === 0) return;
-    await this.knex.raw(
+    await execute(
+      this.knex,
       `insert into webhook_endpoint_health as h (endpoint_id, organization_id, last_success_at, failing_since, failed_webhooks)
        select * from unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::timestamptz[], ?::int[])
        on conflict (endpoint_id) do update set
@@ -310,11 +316,12 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
       conditions.push('webhook_type = any(?::text[])');
       params.push([...filter.webhookTypes]);
     }
-    const result = await this.knex.raw<PgResult<{ id: string }>>(
+    const rows = await queryRows<{ id: string }>(
+      this.knex,
       `select id from webhook_delivery where ${conditions.join(' and ')} order by id desc limit ?`,
       [...params, limit] as never[],
     );
-    return result.rows.map((r) => r.id);
+    return rows.map((r) => r.id);
   }
 
   /**
@@ -349,13 +356,14 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     minFailedWebhooks: number,
   ): Promise<{ organizationId: string; endpointId: string; failingSince: Date }[]> {
     // The database's clock, the one that wrote failing_since.
-    const result = await this.knex.raw<PgResult<{ organization_id: string; endpoint_id: string; failing_since: Date }>>(
+    const rows = await queryRows<{ organization_id: string; endpoint_id: string; failing_since: Date }>(
+      this.knex,
       `select organization_id, endpoint_id, failing_since from webhook_endpoint_health
         where failing_since <= now() - ? * interval '1 millisecond' and failed_webhooks >= ?
         order by failing_since limit 1000`,
       [forMs, minFailedWebhooks],
     );
-    return result.rows.map((r) => ({
+    return rows.map((r) => ({
       organizationId: r.organization_id,
       endpointId: r.endpoint_id,
       failingSince: new Date(r.failing_since),
@@ -373,7 +381,8 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     limit: number,
     perOrganization: number,
   ): Promise<{ id: string; organizationId: string }[]> {
-    const result = await this.knex.raw<PgResult<{ id: string; organization_id: string }>>(
+    const rows = await queryRows<{ id: string; organization_id: string }>(
+      this.knex,
       `select id, organization_id from (
          select id, organization_id, next_attempt_at,
                 row_number() over (partition by organization_id order by next_attempt_at) as n
@@ -382,7 +391,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
        ) s where n <= ? order by n, next_attempt_at limit ?`,
       [cutoff, skewedAfter, perOrganization, limit],
     );
-    return result.rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
+    return rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
   }
 
   /**
@@ -394,12 +403,12 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     let total = 0;
     for (;;) {
       const started = performance.now();
-      const result = await this.knex.raw<PgResult<never>>(
+      const deleted = await execute(
+        this.knex,
         `delete from webhook_delivery where id in (
            select id from webhook_delivery where created_at < ? and status in ('succeeded', 'failed') order by created_at limit ?)`,
         [before, batch],
       );
-      const deleted = result.rowCount ?? 0;
       onBatch?.(deleted, performance.now() - started);
       total += deleted;
       if (deleted < batch) return total;

@@ -1,5 +1,6 @@
 import { EntityRepository } from '@mikro-orm/postgresql';
 import type { NftWhitelistContract } from './nft-whitelist-contract.entity';
+import { queryRows } from '../../database/raw-sql';
 
 export class NftWhitelistContractRepository extends EntityRepository<NftWhitelistContract> {
   /** Keyset page in address order (the primary key index serves it). */
@@ -22,9 +23,10 @@ export class NftWhitelistContractRepository extends EntityRepository<NftWhitelis
    */
   async insertMissing(organizationId: string, addresses: readonly string[]): Promise<string[]> {
     if (addresses.length === 0) return [];
-    const rows = await this.em.execute<{ contract_address: string }[]>(
+    const rows = await queryRows<{ contract_address: string }>(
+      this.em,
       `insert into "nft_whitelist_contract" ("organization_id", "contract_address", "created_at")
-       select ?, address, now() from unnest(array[?]::text[]) as address
+       select ?, address, now() from unnest(?::text[]) as address
        on conflict ("organization_id", "contract_address") do nothing
        returning "contract_address"`,
       [organizationId, [...addresses]],
@@ -34,7 +36,8 @@ export class NftWhitelistContractRepository extends EntityRepository<NftWhitelis
 
   /** True when the address was on the whitelist. */
   async deleteOne(organizationId: string, address: string): Promise<boolean> {
-    const rows = await this.em.execute<{ contract_address: string }[]>(
+    const rows = await queryRows<{ contract_address: string }>(
+      this.em,
       `delete from "nft_whitelist_contract" where "organization_id" = ? and "contract_address" = ?
        returning "contract_address"`,
       [organizationId, address],

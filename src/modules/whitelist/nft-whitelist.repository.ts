@@ -1,5 +1,6 @@
 import { EntityRepository } from '@mikro-orm/postgresql';
 import type { NftWhitelist } from './nft-whitelist.entity';
+import { execute, queryRows } from '../../database/raw-sql';
 
 export class NftWhitelistRepository extends EntityRepository<NftWhitelist> {
   async isEnabled(organizationId: string): Promise<boolean> {
@@ -13,13 +14,14 @@ export class NftWhitelistRepository extends EntityRepository<NftWhitelist> {
    * against a count no concurrent request can change. Call inside a transaction.
    */
   async lockForChange(organizationId: string): Promise<{ enabled: boolean }> {
-    await this.em.execute(
+    await execute(
+      this.em,
       `insert into "nft_whitelist" ("organization_id", "enabled", "updated_at") values (?, false, now())
        on conflict ("organization_id") do nothing`,
       [organizationId],
-      'run',
     );
-    const [row] = await this.em.execute<{ enabled: boolean }[]>(
+    const [row] = await queryRows<{ enabled: boolean }>(
+      this.em,
       'select "enabled" from "nft_whitelist" where "organization_id" = ? for update',
       [organizationId],
     );
@@ -27,10 +29,9 @@ export class NftWhitelistRepository extends EntityRepository<NftWhitelist> {
   }
 
   async setEnabled(organizationId: string, enabled: boolean): Promise<void> {
-    await this.em.execute(
-      'update "nft_whitelist" set "enabled" = ?, "updated_at" = now() where "organization_id" = ?',
-      [enabled, organizationId],
-      'run',
-    );
+    await execute(this.em, 'update "nft_whitelist" set "enabled" = ?, "updated_at" = now() where "organization_id" = ?', [
+      enabled,
+      organizationId,
+    ]);
   }
 }

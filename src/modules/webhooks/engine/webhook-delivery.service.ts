@@ -15,6 +15,7 @@ import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
 import { SendResult, WebhookSender } from './webhook-sender';
 import { webhookSignatureHeaders } from './webhook-signature';
 import { attemptLeaseMs, decideAfterAttempt, furthestLegitimateAttemptMs, temporaryBlock } from './webhook.rules';
+import { knexTransaction } from '../../../database/raw-sql';
 
 const USER_AGENT = 'nft-wallet-webhooks/1.0';
 /** A receiver whose sends typically finish within this is worth waiting a moment for when at its limit. */
@@ -147,7 +148,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     // worker judged meanwhile is carried by that worker.
     let judged = new Set<string>();
     if (plan.judge.length > 0) {
-      judged = await this.em.getKnex().transaction(async (trx) => {
+      judged = await knexTransaction(this.em, async (trx) => {
         const marked = await this.outbox.markProcessed(
           trx,
           plan.judge.map((j) => j.eventId),

@@ -2,6 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { formatDbTimestamp } from '../../../common/time';
 import { formatStatsInstant, StatsWindow } from './webhook-stats.rules';
+import { executeScript, knexTransaction, queryRows } from '../../../database/raw-sql';
 
 /** One bucket of the delivery statistics. */
 export interface StatsBucketRow {
@@ -80,10 +81,9 @@ export class WebhookStatsReader {
 
   async buckets(query: StatsQuery): Promise<StatsBucketRow[]> {
     const { sql, bindings } = webhookStatsSql(query);
-    const rows = await this.em.getKnex().transaction(async (trx): Promise<Record<string, unknown>[]> => {
-      for (const setting of STATS_STATEMENT_SETTINGS) await trx.raw(setting);
-      const result = await trx.raw<{ rows: Record<string, unknown>[] }>(sql, bindings);
-      return result.rows;
+    const rows = await knexTransaction(this.em, async (trx) => {
+      for (const setting of STATS_STATEMENT_SETTINGS) await executeScript(trx, setting);
+      return queryRows(trx, sql, bindings);
     });
     return rows.map((r) => ({
       startUtc: formatDbTimestamp(r.start_utc as string | Date),
