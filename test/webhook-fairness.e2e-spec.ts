@@ -1,5 +1,6 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
+import { createIsolatedDatabase } from './support/isolated-database';
 import { TestReceiver } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
 import { configureWebhooks, createWallet } from './support/webhooks';
@@ -30,11 +31,19 @@ describe('webhook scheduling is fair across organizations', () => {
   let t: TestApp;
   let slow: TestReceiver;
   let healthy: TestReceiver;
+  let database: { url: string; drop: () => Promise<void> };
 
   beforeAll(async () => {
+    // A database and queue of its own: the noisy organization's 800 webhooks to a 10 s receiver
+    // must not be left for the workers and reconcilers of the suites that run after this one.
+    database = await createIsolatedDatabase('fairness');
     // Default concurrency (50, so 25 per organization); the timeout is above the receiver's 10 s
     // so the noisy organization's attempts hold their slots for the full 10 s.
-    t = await createTestApp({ WEBHOOK_TIMEOUT_MS: '15000' });
+    t = await createTestApp({
+      WEBHOOK_TIMEOUT_MS: '15000',
+      DATABASE_URL: database.url,
+      QUEUE_PREFIX: `fair${process.env.TEST_RUN_ID}`,
+    });
     slow = await new TestReceiver().start();
     slow.behaviour = () => ({ status: 200, delayMs: SLOW_ANSWER_MS });
     healthy = await new TestReceiver().start();
@@ -43,6 +52,7 @@ describe('webhook scheduling is fair across organizations', () => {
     await healthy.stop();
     await slow.stop();
     await t.close();
+    await database.drop();
   });
 
   const addEndpoint = (org: TestOrganization, url: string) =>
