@@ -25,6 +25,9 @@ export class DomainError<C extends ErrorCode = ErrorCode> extends Error {
   }
 }
 
+/** `instanceof` narrows a generic class to `DomainError<any>`; this keeps the code typed. */
+export const isDomainError = (error: unknown): error is DomainError => error instanceof DomainError;
+
 export const badRequest = (code: ErrorCodeFor<400>, detail: string, errors?: FieldError[]): DomainError =>
   new DomainError(400, code, detail, errors);
 export const notFound = (code: ErrorCodeFor<404>, detail: string): DomainError => new DomainError(404, code, detail);
