@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ERROR_CATALOGUE } from '../src/common/errors/error-catalogue';
 import { createTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -85,6 +86,35 @@ describe('OpenAPI document', () => {
     expect(rotate.summary).toEqual(expect.any(String));
     expect(doc.components.schemas.WebhookConfigDto.properties.previousSecretExpiresAtUtc.type).toEqual(['string', 'null']);
     expect(Object.keys(doc.components.schemas.RotateSecretDto.properties).sort()).toEqual(['previousSecretValidSeconds', 'sharedSecret']);
+  });
+
+  it('gives every error answer problem examples whose codes the catalogue lists with that status', () => {
+    let answers = 0;
+    for (const item of Object.values<Record<string, any>>(doc.paths)) {
+      for (const operation of Object.values(item)) {
+        for (const [status, response] of Object.entries((operation?.responses ?? {}) as Record<string, any>)) {
+          if (Number(status) < 400) continue;
+          answers += 1;
+          const examples = response.content['application/problem+json'].examples as Record<
+            string,
+            { value: { code: string; status: number } }
+          >;
+          expect(Object.keys(examples).length).toBeGreaterThan(0);
+          for (const [code, example] of Object.entries(examples)) {
+            expect([code, example.value.status]).toEqual([code, ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE]?.status]);
+          }
+          // A code the description names is one of the examples: no answer names a code of another status.
+          for (const word of String(response.description).match(/\b[A-Z][A-Z_]{3,}[A-Z]\b/g) ?? []) {
+            if (word in ERROR_CATALOGUE) expect([status, word, word in examples]).toEqual([status, word, true]);
+          }
+        }
+      }
+    }
+    expect(answers).toBeGreaterThan(20);
+    expect(doc.paths['/v1/transactions/batch'].post.responses['404'].content['application/problem+json'].examples).toEqual({
+      TOKEN_NOT_FOUND: expect.any(Object),
+      WALLET_NOT_FOUND: expect.any(Object),
+    });
   });
 
   it('passes Redocly lint without errors, and Swagger UI serves it', async () => {

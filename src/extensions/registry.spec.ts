@@ -1,4 +1,4 @@
-import { extensionMigrations, isDeclaredEvent, registerExtension } from './registry';
+import { extensionErrorCodes, extensionMigrations, isDeclaredEvent, registerExtension } from './registry';
 
 class M1 {}
 class M2 {}
@@ -29,5 +29,13 @@ describe('extension registry', () => {
     expect(() =>
       registerExtension({ name: 'spec-d', eventTypes: [{ webhookType: 'nft', resourceType: 'Token', actions: ['burn'] }] }),
     ).toThrow(/built-in/);
+  });
+
+  it('keeps the error codes a module declares, and refuses a core code or another module’s', () => {
+    const spec = { status: 404, title: 'Not Found', meaning: 'The spec thing does not exist.' };
+    registerExtension({ name: 'spec-e', errors: { SPEC_THING_NOT_FOUND: spec } });
+    expect(extensionErrorCodes().SPEC_THING_NOT_FOUND).toEqual(spec);
+    expect(() => registerExtension({ name: 'spec-f', errors: { SPEC_THING_NOT_FOUND: spec } })).toThrow(/"spec-e"/);
+    expect(() => registerExtension({ name: 'spec-g', errors: { WALLET_NOT_FOUND: spec } })).toThrow(/core catalogue/);
   });
 });

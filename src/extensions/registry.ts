@@ -1,5 +1,6 @@
 import type { Constructor, EntityClass } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
+import { isCoreErrorCode, type ErrorSpec } from '../common/errors/error-catalogue';
 import { BUILT_IN_RESOURCE_TYPES, type WebhookType } from '../modules/domain-events/domain-event.catalogue';
 
 /**
@@ -29,6 +30,11 @@ export interface ExtensionDefinition {
   entities?: readonly EntityClass<object>[];
   migrations?: readonly ExtensionMigration[];
   eventTypes?: readonly ExtensionEventType[];
+  /**
+   * The problem codes the module throws, with status, title and meaning; the same codes go into
+   * `ExtensionErrorCodes` (src/common/errors/error-catalogue.ts) so that its throws type-check.
+   */
+  errors?: Readonly<Record<string, ErrorSpec>>;
 }
 
 const extensions = new Map<string, ExtensionDefinition>();
@@ -50,7 +56,20 @@ export function registerExtension(definition: ExtensionDefinition): void {
       );
     }
   }
+  for (const code of Object.keys(definition.errors ?? {})) {
+    const owner = [...extensions.values()].find((e) => Object.prototype.hasOwnProperty.call(e.errors ?? {}, code));
+    if (isCoreErrorCode(code) || owner) {
+      throw new Error(
+        `Extension "${definition.name}": error code ${code} is already declared by ${owner ? `"${owner.name}"` : 'the core catalogue'}.`,
+      );
+    }
+  }
   extensions.set(definition.name, definition);
+}
+
+/** The problem codes registered extensions declared, by code. */
+export function extensionErrorCodes(): Record<string, ErrorSpec> {
+  return Object.assign({}, ...[...extensions.values()].map((e) => e.errors ?? {})) as Record<string, ErrorSpec>;
 }
 
 export function extensionEntities(): EntityClass<object>[] {

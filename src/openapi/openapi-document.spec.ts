@@ -1,5 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { completeOpenApiDocument, toOpenApi31Nullability } from './openapi-document';
+import { describeProblemAnswers, problemCodesFor } from './problem-examples';
 import { formatDelay } from './webhooks-openapi';
 
 describe('toOpenApi31Nullability', () => {
@@ -106,5 +107,29 @@ describe('completeOpenApiDocument', () => {
       '1d',
       '1500ms',
     ]);
+  });
+});
+
+describe('problem answers', () => {
+  it('name the catalogue codes of their status: those the description names, else every one of the status', () => {
+    expect(problemCodesFor(404, 'TOKEN_NOT_FOUND or WALLET_NOT_FOUND.')).toEqual(['TOKEN_NOT_FOUND', 'WALLET_NOT_FOUND']);
+    expect(problemCodesFor(503, 'PostgreSQL or Redis is unreachable (problem details).')).toEqual(['SERVICE_UNAVAILABLE', 'NOT_READY']);
+  });
+
+  it('get a problem+json body with one example per code', () => {
+    const document = {
+      openapi: '3.0.0',
+      info: { title: 't', version: '1' },
+      paths: { '/x': { get: { responses: { '200': { description: 'ok' }, '422': { description: 'CHAIN_MANAGED: on chain.' } } } } },
+    } as unknown as OpenAPIObject;
+    describeProblemAnswers(document);
+    const responses = document.paths['/x'].get?.responses as Record<
+      string,
+      { content?: Record<string, { examples: Record<string, { value: unknown }> }> }
+    >;
+    expect(responses['200'].content).toBeUndefined();
+    expect(responses['422'].content?.['application/problem+json'].examples.CHAIN_MANAGED.value).toEqual(
+      expect.objectContaining({ status: 422, code: 'CHAIN_MANAGED', title: 'Unprocessable Entity', type: '/problems/chain-managed' }),
+    );
   });
 });

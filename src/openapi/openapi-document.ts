@@ -1,5 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { AppConfig } from '../config/app-config';
+import { describeProblemAnswers } from './problem-examples';
 import { describeWebhooks } from './webhooks-openapi';
 
 /**
@@ -14,6 +15,7 @@ export function completeOpenApiDocument(document: OpenAPIObject, config: Pick<Ap
   // Relative to wherever the document is served from, so "try it out" targets this deployment.
   if (!document.servers || document.servers.length === 0) document.servers = [{ url: '/', description: 'This deployment' }];
   markPublicOperations(document);
+  describeProblemAnswers(document);
   describeWebhooks(document, config.webhook);
   return toOpenApi31Nullability(document);
 }

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppConfig } from '../../config/app-config';
 import { counter } from '../../modules/health/metrics';
-import { DomainError } from './domain-error';
+import { isDomainError } from './domain-error';
 import { buildProblem, sendProblem, STATUS_CODE_NAMES } from './problem-details';
 
 /** Refused requests (401 and 403) by problem code. */
@@ -31,9 +31,10 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const res = ctx.getResponse<Response>();
     const requestId = (req as Request & { id?: string }).id ?? null;
 
-    if (exception instanceof DomainError) {
-      this.traceRefusal(req, exception.status, exception.code, requestId);
-      sendProblem(res, buildProblem(exception.status, exception.code, exception.detail, requestId, exception.errors), exception.headers);
+    if (isDomainError(exception)) {
+      const error = exception;
+      this.traceRefusal(req, error.status, error.code, requestId);
+      sendProblem(res, buildProblem(error.status, error.code, error.detail, requestId, error.errors), error.headers);
       return;
     }
     if (exception instanceof HttpException) {

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Response } from 'express';
 import type { FieldError } from './domain-error';
+import type { CoreErrorCode } from './error-catalogue';
 
 /** RFC 9457 problem details, the body of every error answer. */
 export interface ProblemDetails {
@@ -42,8 +43,8 @@ export function sendProblem(res: Response, problem: ProblemDetails, headers?: Re
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
 }
 
-/** Generic codes for HTTP errors raised by the framework rather than by our services. */
-export const STATUS_CODE_NAMES: Record<number, string> = {
+/** Generic codes (catalogue keys) for HTTP errors raised by the framework rather than by our services. */
+export const STATUS_CODE_NAMES: Record<number, CoreErrorCode> = {
   400: 'BAD_REQUEST',
   401: 'UNAUTHENTICATED',
   403: 'FORBIDDEN',

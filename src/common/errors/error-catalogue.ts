@@ -1,0 +1,196 @@
+import { STATUS_CODES } from 'node:http';
+
+/** One error the API can answer with: its HTTP status, the problem's `title`, and what it means. */
+export interface ErrorSpec {
+  readonly status: number;
+  /** The problem's `title`: the status's reason phrase, as every answer carries it. */
+  readonly title: string;
+  /** One line for the README's table and the OpenAPI examples. */
+  readonly meaning: string;
+}
+
+/**
+ * Every problem `code` this service answers with. A `DomainError` and its helpers take a key of
+ * this object (or of an extension's declared codes, see `ExtensionErrorCodes`), so a code that is
+ * not listed here does not compile. README.md's error table (`npm run docs:errors`) and the
+ * OpenAPI document's problem examples are generated from it; codes and statuses are part of the
+ * API: change neither.
+ */
+export const ERROR_CATALOGUE = {
+  // 400
+  VALIDATION_FAILED: { status: 400, title: 'Bad Request', meaning: 'A field is missing or malformed; `errors` names each one.' },
+  INVALID_ADDRESS: { status: 400, title: 'Bad Request', meaning: 'An EVM address is malformed or its EIP-55 checksum is wrong.' },
+  INVALID_PAGE_KEY: { status: 400, title: 'Bad Request', meaning: '`pageKey` is not a key returned by the same endpoint.' },
+  INVALID_IDEMPOTENCY_KEY: { status: 400, title: 'Bad Request', meaning: '`Idempotency-Key` is not 1 to 255 printable ASCII characters.' },
+  INVALID_PATH_PARAMETER: { status: 400, title: 'Bad Request', meaning: 'An id in the path is not a UUID.' },
+  MALFORMED_JSON: { status: 400, title: 'Bad Request', meaning: 'The request body is not valid JSON.' },
+  JSON_TOO_DEEP: { status: 400, title: 'Bad Request', meaning: 'The request body nests deeper than allowed.' },
+  INVALID_CHARACTER: { status: 400, title: 'Bad Request', meaning: 'The request body contains a character that is not allowed.' },
+  BAD_REQUEST: { status: 400, title: 'Bad Request', meaning: 'The request could not be read (any other 400).' },
+  // 401, 403
+  UNAUTHENTICATED: { status: 401, title: 'Unauthorized', meaning: 'No credential was sent (`Authorization: Bearer <key>`).' },
+  INVALID_API_KEY: { status: 401, title: 'Unauthorized', meaning: 'The API key (or operator key) is unknown or revoked.' },
+  INVALID_METRICS_TOKEN: { status: 401, title: 'Unauthorized', meaning: 'The `/metrics` bearer token is not valid.' },
+  FORBIDDEN: { status: 403, title: 'Forbidden', meaning: 'The API key lacks a role the route requires.' },
+  // 404
+  NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'Not found (a 404 raised by the framework).' },
+  ROUTE_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'No route for this method and path (or this process serves no API).' },
+  OPERATOR_API_DISABLED: { status: 404, title: 'Not Found', meaning: 'The operator API is disabled on this deployment.' },
+  ORGANIZATION_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The organization does not exist.' },
+  API_KEY_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The API key does not exist in this organization.' },
+  WALLET_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The wallet is unknown, or another organization’s.' },
+  TOKEN_NOT_FOUND: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The token is unknown, another organization’s, or hidden by the whitelist.',
+  },
+  TRANSACTION_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The transaction is unknown, or another organization’s.' },
+  CONTRACT_NOT_WHITELISTED: { status: 404, title: 'Not Found', meaning: 'The contract is not on the whitelist.' },
+  WEBHOOK_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The webhook is unknown, or another organization’s.' },
+  WEBHOOK_ENDPOINT_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The webhook endpoint is unknown, or another organization’s.' },
+  // 405, 406, 409, 413, 415
+  METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed', meaning: 'The method is not allowed on this path.' },
+  NOT_ACCEPTABLE: { status: 406, title: 'Not Acceptable', meaning: 'No representation matches the `Accept` header.' },
+  CONFLICT: { status: 409, title: 'Conflict', meaning: 'The request conflicts with the current state (a 409 raised by the framework).' },
+  TOKEN_ALREADY_EXISTS: { status: 409, title: 'Conflict', meaning: 'A token with this id already exists.' },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large', meaning: 'The request body is larger than `BODY_LIMIT_BYTES`.' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    title: 'Unsupported Media Type',
+    meaning: 'The body is not `application/json`, or its encoding is not supported.',
+  },
+  // 422
+  UNPROCESSABLE: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The request cannot be carried out (a 422 raised by the framework).',
+  },
+  CHAIN_MANAGED: { status: 422, title: 'Unprocessable Entity', meaning: 'The token is followed on chain; only the chain moves it.' },
+  INSUFFICIENT_BALANCE: { status: 422, title: 'Unprocessable Entity', meaning: 'A wallet would hold less than zero of the token.' },
+  BALANCE_OVERFLOW: { status: 422, title: 'Unprocessable Entity', meaning: 'A wallet would hold more than 2^256-1 of the token.' },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The `Idempotency-Key` was used with a different request in the last 24 hours.',
+  },
+  WHITELIST_FULL: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The whitelist would exceed `WHITELIST_MAX_CONTRACTS`; nothing is added.',
+  },
+  API_KEY_LIMIT_REACHED: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The organization has the most active API keys allowed; revoke one first.',
+  },
+  ENDPOINT_LIMIT_REACHED: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The organization has the most webhook endpoints allowed; delete one first.',
+  },
+  DEFAULT_ENDPOINT: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The default endpoint cannot be deleted and has no description or filters.',
+  },
+  WEBHOOK_CONFIG_INCOMPLETE: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'An enabled endpoint needs a url and a shared secret (or there is no secret to rotate).',
+  },
+  WEBHOOK_ENDPOINT_DELETED: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The webhook’s endpoint was deleted; it cannot be sent again.',
+  },
+  REPLAY_TOO_LARGE: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'Too many webhooks match a replay; narrow the window or filters.',
+  },
+  TOKEN_NOT_ON_CHAIN: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The token was recorded through the API, so it has no on-chain metadata.',
+  },
+  UNKNOWN_CHAIN: { status: 422, title: 'Unprocessable Entity', meaning: 'The chain is not followed by this service.' },
+  WALLET_HAS_NO_ADDRESS: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The wallet has no address, so it has no history on a chain.',
+  },
+  SYNC_RANGE_TOO_LARGE: { status: 422, title: 'Unprocessable Entity', meaning: 'The requested chain sync range is larger than allowed.' },
+  // 429, 5xx
+  RATE_LIMITED: {
+    status: 429,
+    title: 'Too Many Requests',
+    meaning: 'Too many requests (or webhook sends); retry after `Retry-After` seconds.',
+  },
+  INTERNAL_ERROR: {
+    status: 500,
+    title: 'Internal Server Error',
+    meaning: 'An unexpected error; the log line with the same `requestId` tells more.',
+  },
+  SERVICE_UNAVAILABLE: { status: 503, title: 'Service Unavailable', meaning: 'PostgreSQL is unreachable or busy; retry shortly.' },
+  NOT_READY: { status: 503, title: 'Service Unavailable', meaning: 'Readiness probe: PostgreSQL or Redis is unreachable.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+/**
+ * Codes an extension module declares for its own errors, by declaration merging from the
+ * extension's code (docs/EXTENDING.md):
+ *
+ *     declare module '…/src/common/errors/error-catalogue' {
+ *       interface ExtensionErrorCodes { PAYMENT_NOT_FOUND: { status: 404 } }
+ *     }
+ *
+ * plus `errors` in its `ExtensionDefinition`, so that the code is known at run time too.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface ExtensionErrorCodes {}
+
+type Catalogue = typeof ERROR_CATALOGUE & ExtensionErrorCodes;
+
+/** A problem code: a key of the catalogue or of an extension's declared codes. */
+export type ErrorCode = Extract<keyof Catalogue, string>;
+
+/** The HTTP status the catalogue gives a code. */
+export type StatusOf<C extends ErrorCode> = Catalogue[C] extends { status: infer S extends number } ? S : never;
+
+/** The codes that answer with the given HTTP status. */
+export type ErrorCodeFor<S extends number> = { [C in ErrorCode]: StatusOf<C> extends S ? C : never }[ErrorCode];
+
+export type CoreErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export const CORE_ERROR_CODES = Object.keys(ERROR_CATALOGUE) as CoreErrorCode[];
+
+export function isCoreErrorCode(code: string): code is CoreErrorCode {
+  return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);
+}
+
+/** The core codes that answer with `status`, in catalogue order. */
+export function codesForStatus(status: number): CoreErrorCode[] {
+  return CORE_ERROR_CODES.filter((code) => ERROR_CATALOGUE[code].status === status);
+}
+
+/** The reason phrase a problem's `title` carries for a status (what buildProblem writes). */
+export const statusTitle = (status: number): string => STATUS_CODES[status] ?? 'Error';
+
+export const ERRORS_TABLE_START = '<!-- errors:start (generated by `npm run docs:errors` from src/common/errors/error-catalogue.ts) -->';
+export const ERRORS_TABLE_END = '<!-- errors:end -->';
+
+/** The README's table of codes, one row per catalogue entry, in catalogue order. */
+export function renderErrorTable(): string {
+  const rows = CORE_ERROR_CODES.map((code) => {
+    const { status, title, meaning } = ERROR_CATALOGUE[code];
+    return `| \`${code}\` | ${status} | ${title} | ${meaning.replace(/\|/g, '\\|')} |`;
+  });
+  return ['| `code` | Status | `title` | Meaning |', '| --- | --- | --- | --- |', ...rows].join('\n');
+}
+
+/** `readme` with the text between the generated markers replaced by the current table. */
+export function withErrorTable(readme: string): string {
+  const start = readme.indexOf(ERRORS_TABLE_START);
+  const end = readme.indexOf(ERRORS_TABLE_END);
+  if (start < 0 || end < start) throw new Error('README.md has no generated errors table markers.');
+  return `${readme.slice(0, start + ERRORS_TABLE_START.length)}\n${renderErrorTable()}\n${readme.slice(end)}`;
+}
