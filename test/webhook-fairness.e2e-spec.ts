@@ -1,6 +1,5 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
-import { createIsolatedDatabase } from './support/isolated-database';
 import { TestReceiver } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
 import { configureWebhooks, createWallet } from './support/webhooks';
@@ -31,29 +30,34 @@ describe('webhook scheduling is fair across organizations', () => {
   let t: TestApp;
   let slow: TestReceiver;
   let healthy: TestReceiver;
-  let database: { url: string; drop: () => Promise<void> };
+  let noisyId: string | undefined;
 
   beforeAll(async () => {
-    // A database and queue of its own: the noisy organization's 800 webhooks to a 10 s receiver
-    // must not be left for the workers and reconcilers of the suites that run after this one.
-    database = await createIsolatedDatabase('fairness');
     // Default concurrency (50, so 25 per organization); the timeout is above the receiver's 10 s
     // so the noisy organization's attempts hold their slots for the full 10 s.
-    t = await createTestApp({
-      WEBHOOK_TIMEOUT_MS: '15000',
-      DATABASE_URL: database.url,
-      QUEUE_PREFIX: `fair${process.env.TEST_RUN_ID}`,
-    });
+    t = await createTestApp({ WEBHOOK_TIMEOUT_MS: '15000' });
     slow = await new TestReceiver().start();
     slow.behaviour = () => ({ status: 200, delayMs: SLOW_ANSWER_MS });
     healthy = await new TestReceiver().start();
   });
   afterAll(async () => {
+    // Leave nothing behind for the suites after this one (they share the database): the slow
+    // receiver turns fast and the noisy organization's webhooks are sent until none is pending.
+    slow.behaviour = () => ({ status: 200 });
+    const pending = async () => {
+      const [row] = await t.app
+        .get(MikroORM)
+        .em.fork()
+        .getConnection()
+        .execute<{ n: string }[]>(`select count(*) as n from webhook_delivery where organization_id = ? and status = 'pending'`, [noisyId]);
+      return Number(row.n);
+    };
+    const until = Date.now() + 90_000;
+    while (noisyId !== undefined && (await pending()) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
     await healthy.stop();
     await slow.stop();
     await t.close();
-    await database.drop();
-  });
+  }, 120_000);
 
   const addEndpoint = (org: TestOrganization, url: string) =>
     t
@@ -65,6 +69,7 @@ describe('webhook scheduling is fair across organizations', () => {
 
   it("an organization's webhooks arrive within 2 s while another's 8 slow endpoints have 800 webhooks queued", async () => {
     const noisy = await createOrganization(t);
+    noisyId = noisy.id;
     const quiet = await createOrganization(t);
     for (let i = 0; i < SLOW_ENDPOINTS; i += 1) await addEndpoint(noisy, slow.urlFor(`/slow-${i}`));
     await configureWebhooks(t, quiet, { url: healthy.url, sharedSecret: 'quiet-secret-0123456789' });
