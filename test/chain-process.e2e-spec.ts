@@ -1,27 +1,15 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { ERC721_ABI, LocalChain } from './support/evm';
 import { followEnv, walletAt } from './support/chain-fixture';
 import { sql } from './support/nft';
 import { waitUntil } from './support/receiver';
+import { freePort } from './support/service-process';
 import { createTestApp, OPERATOR_KEY, testEnv, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
 const MAIN = [require.resolve('ts-node/dist/bin.js'), '--swc', 'src/main.ts'];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts the real service entry point (node itself, so SIGKILL hits the service, not a wrapper). */
 function startService(env: Record<string, string | undefined>): Promise<ChildProcess> {

@@ -1,24 +1,16 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { AddressInfo, createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { OPERATOR_KEY, testEnv } from './support/test-app';
 import { waitUntil } from './support/receiver';
+import { freePort, ServiceProcess } from './support/service-process';
 
 const run = promisify(execFile);
 
 interface Answer {
   status: number;
   body: Record<string, any>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function call(port: number, method: string, path: string, key?: string, body?: unknown): Promise<Answer> {
@@ -48,49 +40,6 @@ function call(port: number, method: string, path: string, key?: string, body?: u
     req.on('error', reject);
     req.end(payload);
   });
-}
-
-/** The real entry point (src/main.ts) as its own process, with the suites' database. */
-class ServiceProcess {
-  readonly output: string[] = [];
-  exit: Promise<number | null>;
-  private child: ChildProcess;
-
-  constructor(
-    readonly port: number,
-    env: Record<string, string | undefined>,
-  ) {
-    // node itself runs ts-node (no npx or shell in between), so a signal reaches the service.
-    this.child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--swc', 'src/main.ts'], {
-      env: { ...process.env, ...env, PORT: String(port) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const collect = (chunk: Buffer) =>
-      this.output.push(
-        ...String(chunk)
-          .split('\n')
-          .filter((l) => l.length > 0),
-      );
-    this.child.stdout!.on('data', collect);
-    this.child.stderr!.on('data', collect);
-    this.exit = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
-  }
-
-  async ready(): Promise<void> {
-    await waitUntil(
-      () => this.output.some((l) => l.includes('listening on')),
-      (up) => up,
-      90_000,
-    );
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    this.child.kill(signal);
-  }
-
-  kill(): void {
-    this.child.kill('SIGKILL');
-  }
 }
 
 describe('the real entry point', () => {

@@ -1,5 +1,5 @@
 import type { Role } from '../../src/common/auth/principal';
-import { OPERATOR_KEY, TestApp } from './test-app';
+import { HttpTarget, OPERATOR_KEY } from './test-app';
 
 export interface TestOrganization {
   id: string;
@@ -10,7 +10,7 @@ export interface TestOrganization {
 
 let organizationCounter = 0;
 
-export async function createOrganization(t: TestApp, name?: string): Promise<TestOrganization> {
+export async function createOrganization(t: HttpTarget, name?: string): Promise<TestOrganization> {
   organizationCounter += 1;
   const orgName = name ?? `Org ${organizationCounter} ${Date.now()}`;
   const created = await t
@@ -24,7 +24,7 @@ export async function createOrganization(t: TestApp, name?: string): Promise<Tes
 }
 
 export async function createApiKey(
-  t: TestApp,
+  t: HttpTarget,
   organizationId: string,
   roles: Role[],
   name = roles.join('+'),

@@ -7,6 +7,9 @@ import { AppModule } from '../../src/app.module';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { configureApp } from '../../src/configure-app';
 
+/** Enough of a test app to drive it over HTTP: an in-process app, or a service process. */
+export type HttpTarget = Pick<TestApp, 'http'>;
+
 export const OPERATOR_KEY = 'test-operator-key-0123456789abcdef';
 
 export interface TestApp {

@@ -1,13 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { bearer, TestOrganization } from './factories';
 import type { ReceivedWebhook } from './receiver';
-import type { TestApp } from './test-app';
+import type { HttpTarget } from './test-app';
 
 export const CONFIG_PATH = '/api/organization/v1/current-organization/webhook-config';
 export const WEBHOOKS_PATH = '/api/organization/v1/current-organization/webhooks';
 
 export async function configureWebhooks(
-  t: TestApp,
+  t: HttpTarget,
   org: TestOrganization,
   config: { url: string; sharedSecret: string; webhookTypes?: string[]; enabled?: boolean },
 ): Promise<void> {
@@ -24,7 +24,7 @@ export async function configureWebhooks(
     .expect(200);
 }
 
-export async function createWallet(t: TestApp, org: TestOrganization, name = 'wallet'): Promise<string> {
+export async function createWallet(t: HttpTarget, org: TestOrganization, name = 'wallet'): Promise<string> {
   const res = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name }).expect(201);
   return res.body.id;
 }
