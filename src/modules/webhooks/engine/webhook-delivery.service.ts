@@ -14,7 +14,7 @@ import { DeliverJobData, delayOf, RetryLaterError, WebhookJobs } from './webhook
 import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
 import { SendResult, WebhookSender } from './webhook-sender';
 import { webhookSignatureHeaders } from './webhook-signature';
-import { attemptLeaseMs, decideAfterAttempt, furthestLegitimateAttemptMs, temporaryBlock } from './webhook.rules';
+import { attemptLeaseMs, attemptMayStart, decideAfterAttempt, furthestLegitimateAttemptMs, temporaryBlock } from './webhook.rules';
 import { knexTransaction } from '../../../database/raw-sql';
 
 const USER_AGENT = 'nft-wallet-webhooks/1.0';
@@ -164,7 +164,10 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       outcome.set(
         key('event', eventId),
         this.carry(
-          webhooks.map((w) => ({ id: w.row.id, run: w.first ? this.start(w.first) : this.busy(w.row.organizationId, w.row.endpointId) })),
+          webhooks.map((w) => ({
+            id: w.row.id,
+            run: w.first ? this.start(w.first, leaseUntil) : this.busy(w.row.organizationId, w.row.endpointId),
+          })),
         ),
       );
     }
@@ -188,7 +191,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       for (const { attempt } of plan.claim) {
         const claim = claims.get(attempt.id);
         // Unclaimed: claimed, finished or changed by someone else since it was read; their job carries it on.
-        outcome.set(key('webhook', attempt.id), claim ? this.start({ ...attempt, ...claim }) : Promise.resolve());
+        outcome.set(key('webhook', attempt.id), claim ? this.start({ ...attempt, ...claim }, leaseUntil) : Promise.resolve());
       }
     } catch (error) {
       // The events' attempts above are claimed and must still be made; only these fail.
@@ -222,8 +225,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /** Starts an attempt while the rest of the batch is still being handled; its caller listens later. */
-  private start(attempt: PlannedAttempt): Promise<void> {
-    const running = this.attempt(attempt);
+  private start(attempt: PlannedAttempt, leaseUntil: Date): Promise<void> {
+    const running = this.attempt(attempt, leaseUntil);
     running.catch(() => undefined);
     return running;
   }
@@ -260,10 +263,17 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /** Makes one claimed attempt and records its result; throws to have the job run again later. */
-  private async attempt(claim: PlannedAttempt): Promise<void> {
+  private async attempt(claim: PlannedAttempt, leaseUntil: Date): Promise<void> {
     if (claim.receiver !== null && !(await this.acquireSlots(claim.organizationId, claim.receiver))) {
       await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
       throw this.busy(claim.organizationId, claim.endpointId);
+    }
+    if (claim.receiver !== null && !claim.permanent && !attemptMayStart(leaseUntil.getTime(), Date.now(), this.config.webhook.timeoutMs)) {
+      // Too late to send on this claim (see attemptMayStart): give it back and look again at once.
+      this.limiter.release(claim.receiver);
+      this.organizations.release(claim.organizationId);
+      await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
+      throw new RetryLaterError(0, 'the claim ran out before the attempt could start');
     }
     let result: SendResult;
     if (claim.permanent) {

@@ -1,5 +1,6 @@
 import { Agent } from 'undici';
 import { checkWebhookUrl, createGuardedLookup, PortRange } from '../../../common/net/url-policy';
+import { deadlineSignal } from '../../../common/async/deadline-signal';
 import { classifyFetchFailure } from '../../../common/net/fetch-failure';
 import { isSuccessStatus } from './webhook.rules';
 
@@ -19,6 +20,9 @@ export interface SenderOptions {
   allowedPorts?: readonly PortRange[];
 }
 
+/** How far past the timeout undici's own timers sit; well inside an attempt's lease (attemptLeaseMs). */
+const BACKSTOP_MS = 2000;
+
 /**
  * Sends webhook POSTs over pooled keep-alive connections. The URL policy of the webhook
  * configuration is applied again here, to the address actually connected to, so a hostname that
@@ -35,9 +39,11 @@ export class WebhookSender {
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-      connectTimeout: options.timeoutMs,
+      // Backstops only: the attempt's deadline signal decides, after reading what arrived in time
+      // (see deadlineSignal); undici's own timers would fire first in a stalled process.
+      headersTimeout: options.timeoutMs + BACKSTOP_MS,
+      bodyTimeout: options.timeoutMs + BACKSTOP_MS,
+      connectTimeout: options.timeoutMs + BACKSTOP_MS,
       connect: { lookup: createGuardedLookup(policy) },
     });
   }
@@ -56,7 +62,7 @@ export class WebhookSender {
         method: 'POST',
         headers,
         body,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal: deadlineSignal(this.options.timeoutMs),
       });
       const durationMs = elapsed();
       // Drain (bounded) so the connection returns to the pool; the content is not part of the delivery's outcome.

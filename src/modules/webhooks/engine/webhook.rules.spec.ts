@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import {
   attemptLeaseMs,
+  attemptMayStart,
   buildWebhookBody,
   CLOCK_SKEW_TOLERANCE_MS,
   decideAfterAttempt,
@@ -112,6 +113,19 @@ describe('furthestLegitimateAttemptMs', () => {
     expect(furthestLegitimateAttemptMs(schedule, attemptLeaseMs(3000))).toBe(86_400_000 * 1.2 + CLOCK_SKEW_TOLERANCE_MS);
     for (let i = 0; i < 100; i += 1) expect(retryDelayMs(schedule, 2)).toBeLessThanOrEqual(furthestLegitimateAttemptMs(schedule, 0));
     expect(furthestLegitimateAttemptMs([100, 200], attemptLeaseMs(1000))).toBe(7000 + CLOCK_SKEW_TOLERANCE_MS);
+  });
+});
+
+describe('attemptMayStart', () => {
+  it('sends on a claim only while its lease still covers the timeout and the writing of the result', () => {
+    const claimedAt = 1_000_000;
+    const leaseUntil = claimedAt + attemptLeaseMs(3000);
+    // Started at once, or after waiting up to one timeout: the request and its result fit.
+    expect(attemptMayStart(leaseUntil, claimedAt, 3000)).toBe(true);
+    expect(attemptMayStart(leaseUntil, claimedAt + 3000, 3000)).toBe(true);
+    // Later, another worker could take the webhook over while this request is in flight.
+    expect(attemptMayStart(leaseUntil, claimedAt + 3001, 3000)).toBe(false);
+    expect(attemptMayStart(leaseUntil, leaseUntil + 1, 3000)).toBe(false);
   });
 });
 

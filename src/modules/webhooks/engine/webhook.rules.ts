@@ -49,9 +49,26 @@ export function retryDelayMs(
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
-/** How long a claimed attempt keeps other workers away; past it, a crashed attempt is retried. */
+/** Time allowed after a request's timeout for its result to be written, within the lease. */
+export const RESULT_ALLOWANCE_MS = 5000;
+
+/**
+ * How long a claimed attempt keeps other workers away; past it, a crashed attempt is retried. It
+ * covers waiting up to one timeout to start (attemptMayStart), the request's own timeout and the
+ * writing of its result.
+ */
 export function attemptLeaseMs(timeoutMs: number): number {
-  return timeoutMs * 2 + 5000;
+  return timeoutMs * 2 + RESULT_ALLOWANCE_MS;
+}
+
+/**
+ * Whether a claimed attempt may still be sent: only while its lease covers the whole request and
+ * the writing of its result. Past that point another worker may take the webhook over when the
+ * lease runs out while this request is still in flight, and the receiver would get it twice; an
+ * attempt delayed that long (waiting for a slot, a stalled process) is given back instead.
+ */
+export function attemptMayStart(leaseUntilMs: number, nowMs: number, timeoutMs: number): boolean {
+  return nowMs + timeoutMs + RESULT_ALLOWANCE_MS <= leaseUntilMs;
 }
 
 /** Clock difference between hosts that is still taken at face value. */
