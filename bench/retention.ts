@@ -1,10 +1,11 @@
 /**
- * `npm run bench:retention`: how long pruning one day of 1,000,000 finished webhooks takes, with
- * the service's own batched prune (WebhookDeliveryRepository.prune), and the longest single
- * statement of it, which is how long any lock it takes is held. For comparison, the same day
- * deleted by one statement. Each webhook has one attempt row (deleted by cascade), as most do.
- * Runs on a fresh database it drops at the end. BENCH_RETENTION_ROWS (1000000),
- * BENCH_RETENTION_BATCH (5000), BENCH_RETENTION_SINGLE=0 skips the one-statement comparison.
+ * `npm run bench:retention`: retention on the day-partitioned delivery history. Simulates
+ * BENCH_RETENTION_DAYS (7) days of BENCH_RETENTION_ROWS (1,000,000) webhooks a day, each with its
+ * event and one attempt, under a 3-day WEBHOOK_RETENTION; after each day the maintenance pass runs
+ * as the worker runs it (partitions made ahead, expired days dropped). Reports, per day, the
+ * partitions dropped, the longest drop (its transaction, so the time its lock was held) and the
+ * history's total size, which must stay flat once the retention is reached. Runs on a fresh
+ * database it drops at the end.
  */
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
@@ -12,38 +13,56 @@ import { loadConfig } from '../src/config/app-config';
 import { ensureDatabase } from '../src/database/database-url';
 import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
+import { DAY_MS, utcDay } from '../src/database/time-partitions';
+import { DomainEventOutbox } from '../src/modules/domain-events/domain-event.outbox';
 import { WebhookDelivery } from '../src/modules/webhooks/webhook-delivery.entity';
 
 const env = process.env;
 const ROWS = Number(env.BENCH_RETENTION_ROWS ?? 1_000_000);
-const BATCH = Number(env.BENCH_RETENTION_BATCH ?? 5000);
+const DAYS = Number(env.BENCH_RETENTION_DAYS ?? 7);
+const RETENTION_DAYS = 3;
 const log = (message: string) => process.stderr.write(`[retention ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
-async function fill(db: Client, organizationId: string): Promise<void> {
-  const started = Date.now();
-  // One day, 31 days ago, plus a day of recent rows that must stay.
-  for (const [offsetDays, count] of [
-    [31, ROWS],
-    [1, Math.round(ROWS / 10)],
-  ] as const) {
-    await db.query(
-      `with d as (
-         insert into webhook_delivery (id, created_at, organization_id, webhook_type, resource_type, resource_id, action, payload,
-           event_created_at, status, attempt_count, cycle_start_attempt, last_attempt_at, next_attempt_at, last_response_status, succeeded_at)
-         select gen_random_uuid(), t, $1::uuid, 'transaction', 'Transaction', gen_random_uuid(), 'create',
-                '{"organizationId":"' || $1::text || '","action":"create","id":"x","resourceId":"y","resourceType":"Transaction","createdAtUtc":"2026-10-23T00:00:00.000000+00:00","changes":null}',
-                t, case when i % 50 = 0 then 'failed' else 'succeeded' end, 1, 0, t, null, 200, t
-           from generate_series(1, $2::int) i, lateral (select now() - make_interval(days => $3::int) + (i * (86400.0 / $2::int)) * interval '1 second' as t) x
-         returning id, created_at
-       )
-       insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status, error)
-       select id, 1, created_at, 12, 200, null from d`,
-      [organizationId, count, offsetDays],
-    );
-  }
-  await db.query('vacuum analyze webhook_delivery');
-  await db.query('vacuum analyze webhook_attempt');
-  log(`filled ${ROWS} + ${Math.round(ROWS / 10)} rows in ${Math.round((Date.now() - started) / 1000)} s`);
+/**
+ * One simulated day of history: ROWS events, webhooks and attempts with UUIDv7 ids of that day
+ * (a webhook's id is its event's, as for a default endpoint), spread over the day.
+ */
+async function fillDay(db: Client, organizationId: string, dayStart: Date): Promise<void> {
+  const uuidAt = `(lpad(to_hex(($2::bigint + (i::bigint * ${DAY_MS}) / $3::bigint)), 12, '0') || '7' || substr(md5(i::text), 1, 3)
+                  || '8' || substr(md5(i::text || 'x'), 1, 15))::uuid`;
+  const atOf = `to_timestamp(($2::bigint + (i::bigint * ${DAY_MS}) / $3::bigint) / 1000.0)`;
+  await db.query(
+    `insert into domain_event (id, created_at, organization_id, webhook_type, resource_type, resource_id, action, changes, relayed_at, processed_at)
+     select ${uuidAt}, ${atOf}, $1::uuid, 'transaction', 'Transaction', gen_random_uuid(), 'create', null, ${atOf}, ${atOf}
+       from generate_series(0, $3::int - 1) i`,
+    [organizationId, dayStart.getTime(), ROWS],
+  );
+  await db.query(
+    `insert into webhook_delivery (id, created_at, organization_id, webhook_type, resource_type, resource_id, action, payload,
+       event_created_at, status, attempt_count, cycle_start_attempt, last_attempt_at, next_attempt_at, last_response_status, succeeded_at,
+       event_id, endpoint_id)
+     select e.id, e.created_at, e.organization_id, 'transaction', 'Transaction', e.resource_id, 'create',
+            '{"organizationId":"' || $1::text || '","action":"create","id":"x","resourceId":"y","resourceType":"Transaction","changes":null}',
+            e.created_at, 'succeeded', 1, 0, e.created_at, null, 200, e.created_at, e.id, $1::uuid
+       from domain_event e where e.id >= history_partition_bound(to_timestamp($2::bigint / 1000.0))
+                             and e.id < history_partition_bound(to_timestamp(($2::bigint + ${DAY_MS}) / 1000.0))`,
+    [organizationId, dayStart.getTime()],
+  );
+  await db.query(
+    `insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status, error)
+     select id, 1, created_at, 12, 200, null from webhook_delivery
+      where id >= history_partition_bound(to_timestamp($1::bigint / 1000.0))
+        and id < history_partition_bound(to_timestamp(($1::bigint + ${DAY_MS}) / 1000.0))`,
+    [dayStart.getTime()],
+  );
+}
+
+async function historyBytes(db: Client): Promise<number> {
+  const { rows } = await db.query<{ bytes: string }>(
+    `select coalesce(sum(pg_total_relation_size(i.inhrelid)), 0)::bigint as bytes
+       from pg_inherits i where i.inhparent in ('domain_event'::regclass, 'webhook_delivery'::regclass, 'webhook_attempt'::regclass)`,
+  );
+  return Number(rows[0].bytes);
 }
 
 async function main(): Promise<void> {
@@ -52,41 +71,42 @@ async function main(): Promise<void> {
   const orm = await MikroORM.init(buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl })));
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
-  const result: Record<string, unknown> = { rows: ROWS, batch: BATCH };
+  const days: Record<string, unknown>[] = [];
   try {
     await runMigrations(orm, databaseUrl);
     const [{ id: organizationId }] = (
       await db.query(`insert into organization (id, created_at, name) values (gen_random_uuid(), now(), 'retention') returning id`)
     ).rows;
-    await fill(db, organizationId);
-
-    const before = new Date(Date.now() - 30 * 86_400_000);
-    const batches: number[] = [];
-    const started = performance.now();
-    const deleted = await orm.em
-      .fork()
-      .getRepository(WebhookDelivery)
-      .prune(before, BATCH, (_n, ms) => batches.push(ms));
-    const totalMs = performance.now() - started;
-    const sorted = [...batches].sort((a, b) => a - b);
-    result.batched = {
-      deleted,
-      totalS: Math.round(totalMs / 100) / 10,
-      statements: batches.length,
-      longestStatementMs: Math.round(sorted[sorted.length - 1] ?? 0),
-      medianStatementMs: Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0),
-    };
-    log(`batched: ${JSON.stringify(result.batched)}`);
-    const left = (await db.query('select count(*)::int as n from webhook_delivery')).rows[0].n;
-    if (left !== Math.round(ROWS / 10)) throw new Error(`expected the recent day to stay, found ${left} rows`);
-
-    if (env.BENCH_RETENTION_SINGLE !== '0') {
-      await db.query('truncate webhook_delivery cascade');
-      await fill(db, organizationId);
-      const singleStarted = performance.now();
-      const single = await db.query(`delete from webhook_delivery where created_at < $1 and status in ('succeeded', 'failed')`, [before]);
-      result.oneStatement = { deleted: single.rowCount, lockHeldS: Math.round((performance.now() - singleStarted) / 100) / 10 };
-      log(`one statement: ${JSON.stringify(result.oneStatement)}`);
+    const deliveries = orm.em.fork().getRepository(WebhookDelivery);
+    const outbox = new DomainEventOutbox(orm.em.fork());
+    // Simulated days end at today, so the partitions the migration made are the last ones.
+    const firstDay = utcDay(new Date(Date.now() - (DAYS - 1) * DAY_MS));
+    for (let d = 0; d < DAYS; d += 1) {
+      const day = new Date(firstDay.getTime() + d * DAY_MS);
+      await deliveries.makePartitions(day, new Date(day.getTime() + 3 * DAY_MS));
+      await outbox.makePartitions(day, new Date(day.getTime() + 3 * DAY_MS));
+      const filled = performance.now();
+      await fillDay(db, organizationId, day);
+      const fillS = Math.round((performance.now() - filled) / 1000);
+      // The pass of the end of that day: everything older than the retention goes.
+      const endOfDay = new Date(day.getTime() + DAY_MS - 1);
+      const before = new Date(endOfDay.getTime() - RETENTION_DAYS * DAY_MS);
+      const drops: { name: string; ms: number }[] = [];
+      const started = performance.now();
+      const onDrop = (name: string, ms: number) => drops.push({ name, ms });
+      const pruned = [await deliveries.prune(before, 5000, onDrop), await outbox.prune(before, 5000, onDrop)];
+      const pruneMs = performance.now() - started;
+      const figures = {
+        day: day.toISOString().slice(0, 10),
+        fillS,
+        partitionsDropped: drops.length,
+        rowsDeletedOutsidePartitions: pruned[0].rows + pruned[1].rows,
+        longestDropMs: Math.round(Math.max(0, ...drops.map((x) => x.ms)) * 10) / 10,
+        pruneMs: Math.round(pruneMs),
+        historyMiB: Math.round((await historyBytes(db)) / 1048576),
+      };
+      days.push(figures);
+      log(JSON.stringify(figures));
     }
   } finally {
     await db.end();
@@ -96,7 +116,7 @@ async function main(): Promise<void> {
     await admin.query(`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
     await admin.end();
   }
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ rowsPerDay: ROWS, retentionDays: RETENTION_DAYS, days }, null, 2)}\n`);
 }
 
 main().catch((error) => {

@@ -263,6 +263,10 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
     expectProblem(await post({ since, webhookTypes: ['nope'] }), 400, 'VALIDATION_FAILED');
     expectProblem(await post({ since, surprise: true }), 400, 'VALIDATION_FAILED');
     expectProblem(await post({ since, endpointId: '01a20000-0000-7000-8000-00000000abcd' }), 404, 'WEBHOOK_ENDPOINT_NOT_FOUND');
+    // Past the 30-day retention nothing is kept to replay.
+    const outside = await post({ since: new Date(Date.now() - 31 * 86_400_000).toISOString() });
+    expectProblem(outside, 422, 'OUTSIDE_RETENTION');
+    expect(outside.body.detail).toMatch(/kept for 30 days/);
     const auditor = await createApiKey(t, org.id, ['auditor']);
     expectProblem(await post({ since }, auditor.key), 403, 'FORBIDDEN');
 

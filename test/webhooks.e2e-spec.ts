@@ -1,5 +1,9 @@
 import { MikroORM } from '@mikro-orm/postgresql';
+import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import { WebhookDeliveryRepository } from '../src/modules/webhooks/webhook-delivery.repository';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
+import { sql } from './support/nft';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { WebhookReconciler } from '../src/modules/webhooks/maintenance/webhook-reconciler.service';
 import { createTestApp, TestApp } from './support/test-app';
@@ -296,7 +300,7 @@ describe('webhook delivery', () => {
     expect(text).toMatch(/outbox_lag_seconds \d/);
   });
 
-  it('prunes finished webhooks past the retention and keeps the rest', async () => {
+  it('drops the days past the retention as whole partitions, deletes old rows kept outside them, and keeps the rest', async () => {
     const org = await createOrganization(t);
     await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET });
     const sent = await t.http().post(`${CONFIG_PATH}/test`).set(bearer(org.adminKey)).send({}).expect(202);
@@ -304,12 +308,58 @@ describe('webhook delivery', () => {
       () => deliveryLog(org, '?status=succeeded'),
       (res) => res.body.webhooks.length === 1,
     );
-    const connection = t.app.get(MikroORM).em.getConnection();
-    // Age it past the 30-day default retention.
-    await connection.execute(`update webhook_delivery set created_at = now() - interval '31 days' where id = ?`, [sent.body.id]);
+    // A day 31 days ago (past the 30-day default retention), with a partition of its own, holding
+    // a copy of the webhook and its attempt under a UUIDv7 id of that day.
+    const oldDay = new Date(Math.floor((Date.now() - 31 * 86_400_000) / 86_400_000) * 86_400_000);
+    await t.app.get(WebhookDeliveryRepository).makePartitions(oldDay, oldDay);
+    const suffix = oldDay.toISOString().slice(0, 10).replaceAll('-', '');
+    const aged = uuidv7({ msecs: oldDay.getTime() + 3_600_000 });
+    const copy = (id: string, createdAt: string) =>
+      sql(
+        t,
+        `with d as (
+           insert into webhook_delivery (id, event_id, endpoint_id, created_at, organization_id, webhook_type, resource_type, resource_id,
+             action, payload, event_created_at, status, attempt_count, cycle_start_attempt)
+           select ?, event_id, endpoint_id, ${createdAt}, organization_id, webhook_type, resource_type, resource_id, action, payload,
+                  event_created_at, status, attempt_count, cycle_start_attempt
+             from webhook_delivery where id = ?
+           returning id, created_at)
+         insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status) select id, 1, created_at, 5, 200 from d`,
+        [id, sent.body.id],
+      );
+    await copy(aged, `'${new Date(oldDay.getTime() + 3_600_000).toISOString()}'`);
+    // An id that is not a UUIDv7 lands outside the day partitions; past the retention it is deleted by row.
+    const unpartitioned = randomUUID();
+    await copy(unpartitioned, `now() - interval '31 days'`);
+    const placed = await sql<{ id: string; part: string }>(
+      t,
+      `select id, tableoid::regclass::text as part from webhook_delivery where id in (?, ?)`,
+      [aged, unpartitioned],
+    );
+    expect(Object.fromEntries(placed.map((r) => [r.id, r.part]))).toEqual({
+      [aged]: `webhook_delivery_p${suffix}`,
+      [unpartitioned]: 'webhook_delivery_default',
+    });
+
     const fresh = await t.http().post(`${CONFIG_PATH}/test`).set(bearer(org.adminKey)).send({}).expect(202);
-    await t.app.get(WebhookReconciler).prune();
-    expectProblem(await t.http().get(`${WEBHOOKS_PATH}/${sent.body.id}`).set(bearer(org.adminKey)), 404, 'WEBHOOK_NOT_FOUND');
+    const pruned = await t.app.get(WebhookReconciler).prune();
+    expect(pruned.partitions).toEqual(expect.arrayContaining([`webhook_attempt_p${suffix}`, `webhook_delivery_p${suffix}`]));
+    expect(pruned.rows).toBeGreaterThanOrEqual(1);
+    const [gone] = await sql<{ delivery: string | null; attempt: string | null }>(
+      t,
+      `select to_regclass(?) as delivery, to_regclass(?) as attempt`,
+      [`webhook_delivery_p${suffix}`, `webhook_attempt_p${suffix}`],
+    );
+    expect(gone).toEqual({ delivery: null, attempt: null });
+    for (const id of [aged, unpartitioned]) {
+      expectProblem(await t.http().get(`${WEBHOOKS_PATH}/${id}`).set(bearer(org.adminKey)), 404, 'WEBHOOK_NOT_FOUND');
+    }
+    expect(await sql(t, `select 1 from webhook_attempt where delivery_id in (?, ?)`, [aged, unpartitioned])).toEqual([]);
+    await t.http().get(`${WEBHOOKS_PATH}/${sent.body.id}`).set(bearer(org.adminKey)).expect(200);
     await t.http().get(`${WEBHOOKS_PATH}/${fresh.body.id}`).set(bearer(org.adminKey)).expect(200);
+    // Days ahead are made by the same pass, so tomorrow's webhooks have their partition waiting.
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
+    const [ahead] = await sql<{ made: string | null }>(t, `select to_regclass(?) as made`, [`webhook_delivery_p${tomorrow}`]);
+    expect(ahead.made).toBe(`webhook_delivery_p${tomorrow}`);
   });
 });

@@ -125,6 +125,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ AUDIT_RETENTION: 'forever' })).toThrow(/AUDIT_RETENTION must be a duration/);
   });
 
+  it('keeps the webhook history 30 days by default, in whole days of at least 3', () => {
+    expect(loadConfig({}).webhook.retentionMs).toBe(30 * 86_400_000);
+    expect(loadConfig({ WEBHOOK_RETENTION: '3d' }).webhook.retentionMs).toBe(3 * 86_400_000);
+    for (const value of ['2d', '36h', '1w', 'forever']) {
+      expect(() => loadConfig({ WEBHOOK_RETENTION: value })).toThrow(/WEBHOOK_RETENTION must be whole days, at least 3d/);
+    }
+  });
+
   it('guards /metrics: METRICS_TOKEN or METRICS_PORT (on METRICS_HOST, 127.0.0.1 by default), one required in production', () => {
     expect(loadConfig({}).metrics).toEqual({ token: null, port: null, host: '127.0.0.1' });
     expect(loadConfig({ METRICS_TOKEN: 'a-long-enough-token', METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({

@@ -293,7 +293,11 @@ const envSchema = (production: boolean) => {
     WEBHOOK_PER_RECEIVER_CONCURRENCY: int(10, 1, 1000),
     // Unset: half of WEBHOOK_CONCURRENCY.
     WEBHOOK_PER_ORGANIZATION_CONCURRENCY: int(null, 1, 1000),
-    WEBHOOK_RETENTION: duration(30 * 86_400_000),
+    // Whole days: the history is kept and dropped a day partition at a time; longer than any retry schedule.
+    WEBHOOK_RETENTION: rule(30 * 86_400_000, 'whole days, at least 3d (such as 30d)', (t) => {
+      const ms = parseDuration(t);
+      return ms !== null && ms % 86_400_000 === 0 && ms >= 3 * 86_400_000 ? ms : null;
+    }),
     OUTBOX_POLL_INTERVAL: duration(1000),
     WEBHOOK_RECONCILE_INTERVAL: duration(30_000),
     WEBHOOK_AUTO_DISABLE_AFTER: duration(5 * 86_400_000),

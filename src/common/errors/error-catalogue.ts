@@ -108,6 +108,11 @@ export const ERROR_CATALOGUE = {
     title: 'Unprocessable Entity',
     meaning: 'Too many webhooks match a replay; narrow the window or filters.',
   },
+  OUTSIDE_RETENTION: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'A replay reaches back past WEBHOOK_RETENTION; those webhooks are no longer kept.',
+  },
   TOKEN_NOT_ON_CHAIN: {
     status: 422,
     title: 'Unprocessable Entity',

@@ -2,6 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import type { Knex } from 'knex';
 import { execute, knexTransaction, outsideTransaction, queryRows } from '../../database/raw-sql';
+import { makeDayPartitions, dropExpiredPartitions } from '../../database/time-partitions';
 
 /** An event the delivery worker has yet to judge (timestamps as PostgreSQL text, to keep microseconds). */
 export interface PendingEvent {
@@ -123,22 +124,28 @@ export class DomainEventOutbox {
     return rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
   }
 
+  /** Makes the day partitions of events from `first` to `last` (UTC days). */
+  async makePartitions(first: Date, last: Date): Promise<void> {
+    await makeDayPartitions(this.pool, 'domain_event', first, last);
+  }
+
   /**
-   * Deletes judged events created before `before`, at most `batch` rows per statement (each its
-   * own short transaction); returns the count. Walked in primary-key order: ids are time-ordered
-   * (UUIDv7), so the oldest rows come first from the key's index without an index of their own.
+   * Retention: drops the days of events made before `before` as whole partitions, and deletes
+   * judged events outside the day partitions (see WebhookDeliveryRepository.prune), `batch` per
+   * statement. Returns the partitions dropped and the rows deleted.
    */
-  async prune(before: Date, batch: number): Promise<number> {
-    let total = 0;
+  async prune(before: Date, batch: number, onDrop?: (name: string, ms: number) => void): Promise<{ partitions: string[]; rows: number }> {
+    const partitions = await dropExpiredPartitions(this.pool, 'domain_event', before, onDrop);
+    let rows = 0;
     for (;;) {
       const deleted = await execute(
         this.pool,
-        `delete from domain_event where id in (
-           select id from domain_event where processed_at is not null and created_at < ? order by id limit ?)`,
+        `delete from domain_event_default where id in (
+           select id from domain_event_default where processed_at is not null and created_at < ? order by id limit ?)`,
         [before, batch],
       );
-      total += deleted;
-      if (deleted < batch) return total;
+      rows += deleted;
+      if (deleted < batch) return { partitions, rows };
     }
   }
 

@@ -1,9 +1,13 @@
 import { EntityRepository } from '@mikro-orm/postgresql';
 import { execute, outsideTransaction, queryRows } from '../../database/raw-sql';
+import { dropExpiredPartitions, makeDayPartitions } from '../../database/time-partitions';
 import type { Knex } from 'knex';
 import type { HealthChange } from './engine/endpoint-health';
 import type { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookAttempt } from './webhook-attempt.entity';
+
+/** The webhooks module's day-partitioned tables, parents before children. */
+const HISTORY_TABLES = ['webhook_delivery', 'webhook_attempt'] as const;
 
 /** What the worker reads of a webhook before an attempt (timestamps as the driver returns them). */
 export interface DeliveryState {
@@ -394,24 +398,34 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     return rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
   }
 
+  /** Makes the day partitions of webhooks and their attempts from `first` to `last` (UTC days). */
+  async makePartitions(first: Date, last: Date): Promise<void> {
+    for (const table of HISTORY_TABLES) await makeDayPartitions(this.knex, table, first, last);
+  }
+
   /**
-   * Deletes finished webhooks (and, by cascade, their attempts) created before `before`, `batch`
-   * rows per statement, each its own short transaction: a day of a busy deployment is never one
-   * huge DELETE holding its locks and bloating one transaction. Returns the count.
+   * Retention: every webhook and attempt made before `before` goes. Whole days are dropped as
+   * partitions (attempts first); the few rows outside the day partitions (ids that are not
+   * UUIDv7, or of a day never made) are deleted, finished ones only, `batch` per statement.
+   * Returns the partitions dropped and the rows deleted.
    */
-  async prune(before: Date, batch: number, onBatch?: (deleted: number, ms: number) => void): Promise<number> {
-    let total = 0;
+  async prune(before: Date, batch: number, onDrop?: (name: string, ms: number) => void): Promise<{ partitions: string[]; rows: number }> {
+    const partitions: string[] = [];
+    for (const table of [...HISTORY_TABLES].reverse()) partitions.push(...(await dropExpiredPartitions(this.knex, table, before, onDrop)));
+    let rows = 0;
     for (;;) {
-      const started = performance.now();
-      const deleted = await execute(
+      const [deleted] = await queryRows<{ n: number }>(
         this.knex,
-        `delete from webhook_delivery where id in (
-           select id from webhook_delivery where created_at < ? and status in ('succeeded', 'failed') order by created_at limit ?)`,
+        `with d as (
+           delete from webhook_delivery_default where id in (
+             select id from webhook_delivery_default where created_at < ? and status in ('succeeded', 'failed') order by created_at limit ?)
+           returning id
+         ), a as (delete from webhook_attempt_default where delivery_id in (select id from d))
+         select count(*)::int as n from d`,
         [before, batch],
       );
-      onBatch?.(deleted, performance.now() - started);
-      total += deleted;
-      if (deleted < batch) return total;
+      rows += deleted.n;
+      if (deleted.n < batch) return { partitions, rows };
     }
   }
 }

@@ -8,6 +8,7 @@ import { notFound, unprocessable, validationFailed } from '../../../common/error
 import { decodePageKey, encodePageKey } from '../../../common/pagination/page-key';
 import { formatUtc } from '../../../common/time';
 import { Page, toPage } from '../../../common/pagination/page-query.dto';
+import { AppConfig } from '../../../config/app-config';
 import { AuditService } from '../../audit/audit.service';
 import type { WebhookType } from '../../domain-events/domain-event.catalogue';
 import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
@@ -52,6 +53,7 @@ export class WebhooksService {
     private readonly audit: AuditService,
     private readonly jobs: WebhookJobs,
     private readonly sendLimit: OrganizationSendLimiter,
+    private readonly config: AppConfig,
   ) {}
 
   async page(organizationId: string, filter: DeliveryLogFilter, pageSize: number, pageKey?: string): Promise<Page<WebhookDelivery>> {
@@ -102,6 +104,13 @@ export class WebhooksService {
     const since = new Date(input.since);
     const until = input.until ? new Date(input.until) : new Date();
     if (since.getTime() >= until.getTime()) throw validationFailed([{ field: 'until', message: 'until must be later than since' }]);
+    const keptSince = Date.now() - this.config.webhook.retentionMs;
+    if (since.getTime() < keptSince) {
+      throw unprocessable(
+        'OUTSIDE_RETENTION',
+        `Webhooks are kept for ${this.config.webhook.retentionMs / 86_400_000} days; since must be ${formatUtc(new Date(keptSince))} or later.`,
+      );
+    }
     if (input.endpointId && !(await this.targets.endpoint(key.organizationId, input.endpointId))) {
       throw notFound('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${input.endpointId} does not exist.`);
     }

@@ -3,6 +3,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { withAdvisoryLock } from '../../../common/scheduling/advisory-lock';
 import { Periodic } from '../../../common/scheduling/periodic';
+import { DAY_MS, utcDay } from '../../../database/time-partitions';
 import { AppConfig } from '../../../config/app-config';
 import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
@@ -15,8 +16,10 @@ const BATCH_SIZE = 1000;
 /** Per organization and pass: one organization's backlog leaves room for everyone else's. */
 const PER_ORGANIZATION = 100;
 const PRUNE_EVERY_RUNS = 20;
-/** Rows per pruning statement: each is its own short transaction (see BENCHMARKS.md). */
+/** Rows per statement deleting history outside the day partitions: each its own short transaction. */
 const PRUNE_BATCH = 5000;
+/** Day partitions are made this many days past today, so a pass missed for a day or two costs nothing. */
+const PARTITIONS_AHEAD_DAYS = 3;
 /** Any fixed number shared by every worker of a deployment's database. */
 const RECONCILE_LOCK = 0x6e667477; // "nftw"
 /** Failed webhooks an endpoint's run of failures must count before it is disabled (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"). */
@@ -27,7 +30,7 @@ export const AUTO_DISABLE_MIN_FAILED_WEBHOOKS = 10;
  * PostgreSQL says is due but that no job is moving: events not yet judged and deliveries whose
  * next attempt is overdue (Redis emptied, a worker killed mid-attempt), a bounded number per
  * organization per pass so one organization's backlog cannot starve the others. It also prunes
- * the delivery log past its retention, in batches. Only one worker of a deployment runs a pass
+ * the delivery log past its retention, a day partition at a time. Only one worker of a deployment runs a pass
  * at a time (a PostgreSQL advisory lock held for the pass; a worker that dies releases it with
  * its connection). The same pass disables endpoints whose every attempt has failed for
  * WEBHOOK_AUTO_DISABLE_AFTER.
@@ -110,12 +113,20 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     return disabled.map((endpoint) => endpoint.endpointId);
   }
 
-  /** Deletes finished webhooks and judged events past the retention, a batch per statement. */
-  async prune(): Promise<{ deliveries: number; events: number }> {
-    const before = new Date(Date.now() - this.config.webhook.retentionMs);
+  /**
+   * Keeps the history's day partitions made PARTITIONS_AHEAD_DAYS ahead, and drops the days past
+   * the retention (webhooks and attempts first, then their events). Returns the partitions dropped
+   * and the rows deleted outside them.
+   */
+  async prune(now = new Date()): Promise<{ partitions: string[]; rows: number }> {
+    const today = utcDay(now);
+    const last = new Date(today.getTime() + PARTITIONS_AHEAD_DAYS * DAY_MS);
+    await this.deliveries.makePartitions(today, last);
+    await this.outbox.makePartitions(today, last);
+    const before = new Date(now.getTime() - this.config.webhook.retentionMs);
     const deliveries = await this.deliveries.prune(before, PRUNE_BATCH);
     const events = await this.outbox.prune(before, PRUNE_BATCH);
-    return { deliveries, events };
+    return { partitions: [...deliveries.partitions, ...events.partitions], rows: deliveries.rows + events.rows };
   }
 
   onApplicationShutdown(): Promise<void> {
