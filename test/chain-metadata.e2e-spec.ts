@@ -263,7 +263,12 @@ describe('chain token metadata', () => {
         metadataError: null,
         metadata: expect.objectContaining({ name: 'Second time lucky' }),
       });
-      expect(meta.requests.filter((p) => p === '/flaky.json')).toHaveLength(2);
+      // The 503 and the success at least; a request lost on the way (a connection reset on a loaded
+      // machine) is retried too. Once the metadata is stored, nothing fetches it again.
+      const fetched = meta.requests.filter((p) => p === '/flaky.json').length;
+      expect(fetched).toBeGreaterThanOrEqual(2);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(meta.requests.filter((p) => p === '/flaky.json')).toHaveLength(fetched);
     });
 
     it('fails for good on a reverted tokenURI (a token that does not exist on chain)', async () => {
