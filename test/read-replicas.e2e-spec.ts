@@ -59,10 +59,9 @@ describe('read replicas: GET requests read a streaming replica within the lag bo
 
   beforeAll(async () => {
     cluster = await new PgCluster().start();
-    const orm = await MikroORM.init({
-      ...buildOrmOptions(loadConfig({ NODE_ENV: 'test', DATABASE_URL: cluster.primaryUrl })),
-      logger: () => undefined,
-    });
+    const options = buildOrmOptions(loadConfig({ NODE_ENV: 'test', DATABASE_URL: cluster.primaryUrl }));
+    // The migrator reports each step; a suite's output is no place for it.
+    const orm = await MikroORM.init({ ...options, migrations: { ...options.migrations, silent: true } });
     try {
       await runMigrations(orm, cluster.primaryUrl);
     } finally {
@@ -123,6 +122,7 @@ describe('read replicas: GET requests read a streaming replica within the lag bo
       const fetched = await reader.http().get(`/v1/wallets/${created.body.id}`).set(bearer(readerKey)).expect(200);
       expect(fetched.body).toEqual(created.body);
       expect(await statementsOn(cluster.replicaUrl, 'wallet')).toBeGreaterThan(0);
+      expect((await reader.http().get('/metrics').expect(200)).text).toMatch(/^db_replica_read_retries_total\{reason="not_found"\} [1-9]/m);
     } finally {
       await cluster.resumeReplay();
       await writer.close();

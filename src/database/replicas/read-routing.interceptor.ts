@@ -10,8 +10,6 @@ import { RecentWrites } from './recent-writes';
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
-const retries = counter('db_replica_read_retries_total', 'Reads answered again from the primary after a replica', ['reason']);
-
 /** The key a caller's writes are remembered by: its API key, or the operator. */
 function callerOf(req: Request): string | null {
   const principal = req.user as Principal | undefined;
@@ -43,6 +41,8 @@ export function retryReason(error: unknown): 'not_found' | 'failure' | null {
  */
 @Injectable()
 export class ReadRoutingInterceptor implements NestInterceptor {
+  private readonly retries = counter('db_replica_read_retries_total', 'Reads answered again from the primary after a replica', ['reason']);
+
   constructor(
     private readonly recentWrites: RecentWrites,
     private readonly em: EntityManager,
@@ -70,7 +70,7 @@ export class ReadRoutingInterceptor implements NestInterceptor {
       catchError((error: unknown) => {
         const reason = route.usedReplica ? retryReason(error) : null;
         if (reason === null) return throwError(() => error);
-        retries.inc({ reason });
+        this.retries.inc({ reason });
         // Entities the replica loaded must not stand in for the primary's rows.
         this.em.clear();
         return this.under(readRoute(true), next);

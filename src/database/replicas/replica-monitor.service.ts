@@ -8,14 +8,12 @@ import { nextState, REPLICA_LAG_SQL, ReplicaReading, replicaLabel, ReplicaState,
 import { ReplicaRoutingDriver } from './replica-routing.driver';
 
 /**
- * Four readings a second, each given half a second to answer: a replica that falls behind or
- * stops answering is out of rotation within a second.
+ * Four readings a second. A replica that stops answering is out of rotation when the next probe
+ * times out, within a second (interval + timeout); the timeout is no shorter, so that a busy
+ * process's slow answer does not take a healthy replica out.
  */
 export const PROBE_INTERVAL_MS = 250;
-export const PROBE_TIMEOUT_MS = 500;
-
-const lagGauge = gauge('db_replica_lag_seconds', 'Replication lag of each read replica at its last reading', ['replica']);
-const usableGauge = gauge('db_replica_usable', 'Whether a read replica serves reads (1) or is skipped (0)', ['replica']);
+export const PROBE_TIMEOUT_MS = 700;
 
 /** Measures each replica's lag in this process and tells the driver which replicas may serve reads. */
 @Injectable()
@@ -25,6 +23,9 @@ export class ReplicaMonitor implements OnApplicationBootstrap, OnApplicationShut
   private readonly states: ReplicaState[];
   private readonly probing: boolean[];
   private timer: NodeJS.Timeout | null = null;
+  // Registered here rather than at import: a process without replicas shows none of them.
+  private readonly lagGauge = gauge('db_replica_lag_seconds', 'Replication lag of each read replica at its last reading', ['replica']);
+  private readonly usableGauge = gauge('db_replica_usable', 'Whether a read replica serves reads (1) or is skipped (0)', ['replica']);
 
   constructor(
     private readonly orm: MikroORM,
@@ -76,8 +77,8 @@ export class ReplicaMonitor implements OnApplicationBootstrap, OnApplicationShut
     const previous = this.states[index];
     const state = nextState(previous, reading, this.config.replicas.maxLagMs);
     this.states[index] = state;
-    if (state.lagMs !== null) lagGauge.set({ replica: label }, Number.isFinite(state.lagMs) ? state.lagMs / 1000 : -1);
-    usableGauge.set({ replica: label }, state.usable ? 1 : 0);
+    if (state.lagMs !== null) this.lagGauge.set({ replica: label }, Number.isFinite(state.lagMs) ? state.lagMs / 1000 : -1);
+    this.usableGauge.set({ replica: label }, state.usable ? 1 : 0);
     if (previous.usable && !state.usable) {
       const why =
         state.lagMs !== null
