@@ -58,7 +58,9 @@ describe('read replicas: GET requests read a streaming replica within the lag bo
     )[0]?.enabled ?? false;
 
   beforeAll(async () => {
-    cluster = await new PgCluster().start();
+    // Assigned before starting, so that afterAll removes whatever a failed start left behind.
+    cluster = new PgCluster();
+    await cluster.start();
     const options = buildOrmOptions(loadConfig({ NODE_ENV: 'test', DATABASE_URL: cluster.primaryUrl }));
     // The migrator reports each step; a suite's output is no place for it.
     const orm = await MikroORM.init({ ...options, migrations: { ...options.migrations, silent: true } });

@@ -62,7 +62,7 @@ export class PgCluster {
     return join(this.dir, 'replica');
   }
 
-  async start(): Promise<this> {
+  async start(): Promise<void> {
     this.dir = mkdtempSync(join(tmpdir(), 'nftw-pg-'));
     // The postgres user creates its data directories inside.
     chmodSync(this.dir, 0o777);
@@ -111,7 +111,6 @@ export class PgCluster {
     appendFileSync(join(this.replicaDir, 'postgresql.conf'), `port = ${this.replicaPort}\n`);
     await this.startServer(this.replicaDir);
     await this.waitForReplay();
-    return this;
   }
 
   private async startServer(dataDir: string): Promise<void> {

@@ -5,7 +5,7 @@ import { ReplicaRoutingDriver } from './replica-routing.driver';
 
 /**
  * The ORM options for DATABASE_REPLICA_URLS: nothing without replicas. Each replica inherits the
- * primary's pool and session settings (the ORM copies those it is not given).
+ * primary's pool and connection settings (the ORM copies those it is not given).
  */
 export function replicaOrmOptions(config: Pick<AppConfig, 'replicas'>): Partial<Options<PostgreSqlDriver>> {
   if (config.replicas.urls.length === 0) return {};
