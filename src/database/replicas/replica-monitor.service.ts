@@ -51,6 +51,10 @@ export class ReplicaMonitor implements OnApplicationBootstrap, OnApplicationShut
     this.timer = null;
   }
 
+  private get stopped(): boolean {
+    return this.timer === null;
+  }
+
   private probeAll(): void {
     this.labels.forEach((_, index) => {
       // A probe still waiting on a dead host is not joined by another; its timeout already counted.
@@ -73,6 +77,8 @@ export class ReplicaMonitor implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private record(index: number, reading: ReplicaReading, error?: unknown): void {
+    // A probe answered while the pools close is no news about the replica.
+    if (this.stopped) return;
     const label = this.labels[index];
     const previous = this.states[index];
     const state = nextState(previous, reading, this.config.replicas.maxLagMs);
