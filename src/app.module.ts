@@ -7,6 +7,7 @@ import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { DatabaseModule } from './database/database.module';
 import { serviceBounds } from './database/mikro-orm.options';
+import { ReplicasModule } from './database/replicas/replicas.module';
 import { INSTALLED_EXTENSIONS } from './extensions/installed';
 import { loggerParams } from './logging';
 import { AuditModule } from './modules/audit/audit.module';
@@ -39,6 +40,7 @@ export class AppModule {
         AppConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerParams(config, options.logDestination)),
         DatabaseModule.forRoot(serviceBounds),
+        ReplicasModule.forRoot(config),
         QueueModule,
         HealthModule,
         AuditModule,

@@ -45,6 +45,11 @@ export abstract class AppConfig {
   abstract readonly databaseUrl: string;
   abstract readonly dbPoolMax: number;
   /**
+   * PostgreSQL read replicas (DATABASE_REPLICA_URLS) that serve GET requests, and the lag past
+   * which one is skipped (README.md "Read replicas"); no urls = everything on DATABASE_URL.
+   */
+  abstract readonly replicas: { readonly urls: readonly string[]; readonly maxLagMs: number };
+  /**
    * How long anything may wait on PostgreSQL: for a pooled connection, and per statement (API
    * requests, and the delivery worker's own bound). Migrations and the CLI are exempt.
    */
@@ -223,6 +228,14 @@ const envSchema = (production: boolean) => {
     ROLE: oneOf<ProcessRole>('all', PROCESS_ROLES, 'api, worker, indexer or all'),
     DATABASE_URL: url('postgresql://postgres:postgres@127.0.0.1:5432/nft_wallet', ['postgres:', 'postgresql:']),
     DB_POOL_MAX: int(10, 1, 500),
+    DATABASE_REPLICA_URLS: variable<string[]>([], (t, fail) => {
+      const urls = t.split(',').map((u) => u.trim());
+      // The URLs carry passwords: an entry is named by its position, never echoed.
+      const bad = urls.findIndex((u) => !['postgres:', 'postgresql:'].includes(protocolOf(u)));
+      if (bad >= 0) return fail(`entry ${bad + 1} must be a postgres or postgresql URL (a comma-separated list)`);
+      return new Set(urls).size === urls.length ? urls : fail('names one replica twice');
+    }),
+    DB_REPLICA_MAX_LAG_MS: int(2000, 1, 3_600_000),
     DB_ACQUIRE_TIMEOUT: duration(3000),
     DB_STATEMENT_TIMEOUT: duration(5000),
     DB_WORKER_STATEMENT_TIMEOUT: duration(30_000),
@@ -383,6 +396,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     role: e.ROLE,
     databaseUrl: e.DATABASE_URL,
     dbPoolMax: e.DB_POOL_MAX,
+    replicas: { urls: e.DATABASE_REPLICA_URLS, maxLagMs: e.DB_REPLICA_MAX_LAG_MS },
     db: {
       acquireTimeoutMs: e.DB_ACQUIRE_TIMEOUT,
       statementTimeoutMs: e.DB_STATEMENT_TIMEOUT,

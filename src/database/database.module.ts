@@ -3,6 +3,7 @@ import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { buildOrmOptions, DatabaseBounds } from './mikro-orm.options';
+import { replicaOrmOptions } from './replicas/replica-options';
 
 @Module({})
 export class DatabaseModule {
@@ -16,6 +17,8 @@ export class DatabaseModule {
           // registerRequestContext gives each HTTP request its own identity map.
           useFactory: (config: AppConfig) => ({
             ...buildOrmOptions(config, bounds?.(config)),
+            // Replicas serve only the GET requests of the API (replicas/); everything else stays on the primary.
+            ...replicaOrmOptions(config),
             registerRequestContext: true,
           }),
           driver: PostgreSqlDriver,
