@@ -48,11 +48,16 @@ const round1 = (value: number) => Math.round(value * 10) / 10;
  * the measured organization: 94 % delivered at the first attempt (20 ms + an exponential tail,
  * mean 100 ms), 3 % after 2 to 4 attempts (the 5 s, 30 s, 2 m retry delays added), 1 % failed,
  * 2 % pending in their retry schedule; 30 % go to three extra endpoints. The body is a realistic
- * 230 bytes, so reading the heap costs what it costs in production.
+ * 230 bytes, so reading the heap costs what it costs in production. Ids are UUIDv7 of the
+ * creation time, so the rows sit in the day partitions of the history as in production.
  */
 async function fill(db: Client, organizationId: string, others: string[]): Promise<void> {
   const started = Date.now();
   const total = ROWS + OTHER_ROWS;
+  // Ids are UUIDv7 of their creation time, as the service makes them, so each row lands in its
+  // day's partition; the window reaches into yesterday, whose partition the maintenance pass of a
+  // running service would have made.
+  await db.query(`select history_make_partitions('webhook_delivery', (now() at time zone 'UTC')::date - 1, (now() at time zone 'UTC')::date)`);
   // Which rows belong to the measured organization: ROWS of every `total`, spread evenly.
   await db.query(
     `insert into webhook_delivery (id, created_at, organization_id, event_id, endpoint_id, webhook_type, resource_type, resource_id,
@@ -65,12 +70,14 @@ async function fill(db: Client, organizationId: string, others: string[]): Promi
             case when status = 'succeeded' then 200 else 503 end,
             case when status = 'succeeded' then created_at + latency end
        from (
-         select gen_random_uuid() as id,
-                now() - interval '24 hours' + (i * (86400.0 / $1::int)) * interval '1 second' as created_at,
+         select (lpad(to_hex(floor(extract(epoch from t.created_at) * 1000)::bigint), 12, '0') || '7' || substr(md5(i::text), 1, 3)
+                  || '8' || substr(md5(i::text || 'x'), 1, 15))::uuid as id,
+                t.created_at,
                 case when (i::bigint * $2::int / $1::int) <> ((i - 1)::bigint * $2::int / $1::int) then $3::uuid
                      else ($4::uuid[])[1 + i % $5::int] end as org,
                 random() as r, random() as r2, random() as r3, random() as r4
-           from generate_series(1, $1::int) i
+           from generate_series(1, $1::int) i,
+                lateral (select now() - interval '24 hours' + (i * (86400.0 / $1::int)) * interval '1 second' as created_at) t
        ) g,
        lateral (
          select case when r < 0.94 then 'succeeded' when r < 0.97 then 'succeeded' when r < 0.98 then 'failed' else 'pending' end as status,
