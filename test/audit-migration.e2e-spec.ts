@@ -1,11 +1,7 @@
-import { MikroORM } from '@mikro-orm/postgresql';
 import canonicalize from 'canonicalize';
 import { createHash } from 'node:crypto';
-import { Client } from 'pg';
-import { loadConfig } from '../src/config/app-config';
-import { ensureDatabase } from '../src/database/database-url';
-import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { bearer, createApiKey } from './support/factories';
+import { upgradeDatabase } from './support/isolated-database';
 import { createTestApp, OPERATOR_KEY } from './support/test-app';
 
 const ZEROS = '0'.repeat(64);
@@ -13,25 +9,13 @@ const BEFORE_CHAIN = 'Migration20261122040000WebhookDelivery';
 
 /** Entries written before the chain existed get chained by the migration, in the order they were written. */
 describe('audit chain migration', () => {
-  const url = new URL(process.env.TEST_DATABASE_URL!);
-  url.pathname = `${url.pathname}_auditmig`;
-  const databaseUrl = url.toString();
+  const database = upgradeDatabase('auditmig');
+  const databaseUrl = database.url;
 
-  afterAll(async () => {
-    const admin = new URL(databaseUrl);
-    admin.pathname = '/postgres';
-    const client = new Client({ connectionString: admin.toString() });
-    await client.connect();
-    await client.query(`drop database if exists "${url.pathname.slice(1)}" with (force)`);
-    await client.end();
-  });
+  afterAll(() => database.drop());
 
   it('backfills hashes that verify, and new entries continue the chain', async () => {
-    await ensureDatabase(databaseUrl);
-    const orm = await MikroORM.init({
-      ...buildOrmOptions(loadConfig({ NODE_ENV: 'test', DATABASE_URL: databaseUrl })),
-      logger: () => undefined,
-    });
+    const orm = await database.open();
     const orgId = '01930000-0000-7000-8000-0000000000a1';
     const ids = [1, 2, 3].map((i) => `01930000-0000-7000-8000-00000000010${i}`);
     try {

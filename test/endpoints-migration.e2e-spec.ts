@@ -1,9 +1,5 @@
-import { MikroORM } from '@mikro-orm/postgresql';
-import { Client } from 'pg';
-import { loadConfig } from '../src/config/app-config';
-import { ensureDatabase } from '../src/database/database-url';
-import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { bearer, createApiKey } from './support/factories';
+import { upgradeDatabase } from './support/isolated-database';
 import { createTestApp } from './support/test-app';
 
 const BEFORE_ENDPOINTS = 'Migration20261123110000WebhookSecretRotation';
@@ -14,25 +10,13 @@ const BASE = '/api/organization/v1/current-organization';
  * endpoint and every webhook it sent belongs to it, under the same id.
  */
 describe('webhook endpoints migration', () => {
-  const url = new URL(process.env.TEST_DATABASE_URL!);
-  url.pathname = `${url.pathname}_endpointsmig`;
-  const databaseUrl = url.toString();
+  const database = upgradeDatabase('endpointsmig');
+  const databaseUrl = database.url;
 
-  afterAll(async () => {
-    const admin = new URL(databaseUrl);
-    admin.pathname = '/postgres';
-    const client = new Client({ connectionString: admin.toString() });
-    await client.connect();
-    await client.query(`drop database if exists "${url.pathname.slice(1)}" with (force)`);
-    await client.end();
-  });
+  afterAll(() => database.drop());
 
   it('makes the configuration the default endpoint and keeps every webhook, with its id, as its event and endpoint', async () => {
-    await ensureDatabase(databaseUrl);
-    const orm = await MikroORM.init({
-      ...buildOrmOptions(loadConfig({ NODE_ENV: 'test', DATABASE_URL: databaseUrl })),
-      logger: () => undefined,
-    });
+    const orm = await database.open();
     const orgId = '01930000-0000-7000-8000-0000000000b1';
     const webhookIds = ['01930000-0000-7000-8000-000000000201', '01930000-0000-7000-8000-000000000202'];
     try {

@@ -1,11 +1,8 @@
-import { MikroORM } from '@mikro-orm/postgresql';
-import { Client } from 'pg';
 import { loadConfig } from '../src/config/app-config';
-import { ensureDatabase } from '../src/database/database-url';
-import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { DeliveryTargetReader } from '../src/modules/webhook-config/delivery-target.reader';
 import { sealSecret } from '../src/modules/webhook-config/secret-box';
 import { bearer, createApiKey } from './support/factories';
+import { upgradeDatabase } from './support/isolated-database';
 import { createTestApp, testEnv } from './support/test-app';
 
 const BEFORE_ONE_TABLE = 'Migration20261123210000WebhookStats';
@@ -18,27 +15,17 @@ const BASE = '/api/organization/v1/current-organization';
  * reads the defaults.
  */
 describe('one endpoint table migration', () => {
-  const url = new URL(process.env.TEST_DATABASE_URL!);
-  url.pathname = `${url.pathname}_oneendpointmig`;
-  const databaseUrl = url.toString();
+  const database = upgradeDatabase('oneendpointmig', testEnv());
+  const databaseUrl = database.url;
 
-  afterAll(async () => {
-    const admin = new URL(databaseUrl);
-    admin.pathname = '/postgres';
-    const client = new Client({ connectionString: admin.toString() });
-    await client.connect();
-    await client.query(`drop database if exists "${url.pathname.slice(1)}" with (force)`);
-    await client.end();
-  });
+  afterAll(() => database.drop());
 
   it('makes each configuration its default endpoint row, secrets and all, and keeps the other endpoints', async () => {
-    await ensureDatabase(databaseUrl);
-    const config = loadConfig(testEnv({ DATABASE_URL: databaseUrl }));
-    const orm = await MikroORM.init({ ...buildOrmOptions(config), logger: () => undefined });
+    const orm = await database.open();
     const configured = '01930000-0000-7000-8000-0000000000c1';
     const untouched = '01930000-0000-7000-8000-0000000000c2';
     const other = '01930000-0000-7000-8000-0000000000d1';
-    const keyring = config.secretsEncryptionKey;
+    const keyring = loadConfig(testEnv({ DATABASE_URL: databaseUrl })).secretsEncryptionKey;
     const expiry = new Date(Date.now() + 3_600_000);
     try {
       await orm.getMigrator().up({ to: BEFORE_ONE_TABLE });

@@ -1,10 +1,6 @@
-import { MikroORM } from '@mikro-orm/postgresql';
-import { Client } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { loadConfig } from '../src/config/app-config';
-import { ensureDatabase } from '../src/database/database-url';
-import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { bearer, createApiKey } from './support/factories';
+import { upgradeDatabase } from './support/isolated-database';
 import { createTestApp } from './support/test-app';
 
 const BEFORE_PARTITIONS = 'Migration20261125030000AuditImmutable';
@@ -18,25 +14,13 @@ const dayName = (at: Date) => at.toISOString().slice(0, 10).replaceAll('-', '');
  * default partition; the delivery log shows them as before.
  */
 describe('time partitions migration', () => {
-  const url = new URL(process.env.TEST_DATABASE_URL!);
-  url.pathname = `${url.pathname}_partitionsmig`;
-  const databaseUrl = url.toString();
+  const database = upgradeDatabase('partitionsmig');
+  const databaseUrl = database.url;
 
-  afterAll(async () => {
-    const admin = new URL(databaseUrl);
-    admin.pathname = '/postgres';
-    const client = new Client({ connectionString: admin.toString() });
-    await client.connect();
-    await client.query(`drop database if exists "${url.pathname.slice(1)}" with (force)`);
-    await client.end();
-  });
+  afterAll(() => database.drop());
 
   it('moves the existing history into day partitions and the log still shows every webhook with its attempts', async () => {
-    await ensureDatabase(databaseUrl);
-    const orm = await MikroORM.init({
-      ...buildOrmOptions(loadConfig({ NODE_ENV: 'test', DATABASE_URL: databaseUrl })),
-      logger: () => undefined,
-    });
+    const orm = await database.open();
     const orgId = '01930000-0000-7000-8000-0000000000c1';
     const now = Date.now();
     // Ten days ago, yesterday and now, plus one id that is not a UUIDv7.

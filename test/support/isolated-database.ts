@@ -26,18 +26,41 @@ export async function createIsolatedDatabase(label: string): Promise<{ url: stri
   } finally {
     await orm.close(true);
   }
+  return { url: databaseUrl, drop: () => dropDatabase(databaseUrl) };
+}
+
+/** Drops a database the suite made, whoever is still connected to it. */
+export async function dropDatabase(databaseUrl: string): Promise<void> {
+  const admin = new URL(databaseUrl);
+  admin.pathname = '/postgres';
+  const client = new Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${databaseName(databaseUrl)}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * An empty database of the suite's own for an upgrade test, which migrates it step by step
+ * itself: `open` creates it and returns an ORM on it (the migrator quiet), `drop` removes it.
+ */
+export function upgradeDatabase(label: string, env: Record<string, string | undefined> = {}) {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) throw new Error('TEST_DATABASE_URL is not set: run the e2e suites through jest (global setup).');
+  const url = new URL(base);
+  url.pathname = `${url.pathname}_${label}`;
+  const databaseUrl = url.toString();
   return {
     url: databaseUrl,
-    drop: async () => {
-      const admin = new URL(databaseUrl);
-      admin.pathname = '/postgres';
-      const client = new Client({ connectionString: admin.toString() });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS "${databaseName(databaseUrl)}" WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
+    open: async (): Promise<MikroORM> => {
+      await ensureDatabase(databaseUrl);
+      return MikroORM.init({
+        ...buildOrmOptions(loadConfig({ NODE_ENV: 'test', ...env, DATABASE_URL: databaseUrl })),
+        logger: () => undefined,
+      });
     },
+    drop: () => dropDatabase(databaseUrl),
   };
 }
