@@ -103,6 +103,18 @@ const HISTORY = [
   },
 ] as const;
 
+/** Renames every index of `table` (its primary key's constraint with it) to free the names it had. */
+const renameIndexes = (table: string, suffix: string) => `
+  do $do$
+  declare index_name text;
+  begin
+    for index_name in select c.relname from pg_index i join pg_class c on c.oid = i.indexrelid
+                       where i.indrelid = '"${table}"'::regclass loop
+      execute format('alter index %I rename to %I', index_name, left(index_name, 40) || '${suffix}');
+    end loop;
+  end
+  $do$;`;
+
 /**
  * The per-webhook history (outbox events, webhooks, attempts) moves into PostgreSQL declarative
  * partitions, one per UTC day, so that retention drops whole days instead of deleting rows one
@@ -160,16 +172,7 @@ export class Migration20261126000000TimePartitions extends Migration {
       const list = names.map((n) => `"${n}"`).join(', ');
       // Free the names (the table's, its indexes' and constraints') for the partitioned table.
       this.addSql(`alter table "${table}" rename to "${table}_unpartitioned";`);
-      this.addSql(`
-        do $do$
-        declare index_name text;
-        begin
-          for index_name in select c.relname from pg_index i join pg_class c on c.oid = i.indexrelid
-                             where i.indrelid = '"${table}_unpartitioned"'::regclass loop
-            execute format('alter index %I rename to %I', index_name, left(index_name, 40) || '_unpartitioned');
-          end loop;
-        end
-        $do$;`);
+      this.addSql(renameIndexes(`${table}_unpartitioned`, '_unpartitioned'));
       this.addSql(`create table "${table}" (${columns}) partition by range ("${key}");`);
       for (const index of indexes) this.addSql(`${index};`);
       this.addSql(`create table "${table}_default" partition of "${table}" default;`);
@@ -196,16 +199,7 @@ export class Migration20261126000000TimePartitions extends Migration {
     for (const { table, columns, names, indexes } of HISTORY) {
       const list = names.map((n) => `"${n}"`).join(', ');
       this.addSql(`alter table "${table}" rename to "${table}_partitioned";`);
-      this.addSql(`
-        do $do$
-        declare index_name text;
-        begin
-          for index_name in select c.relname from pg_index i join pg_class c on c.oid = i.indexrelid
-                             where i.indrelid = '"${table}_partitioned"'::regclass loop
-            execute format('alter index %I rename to %I', index_name, left(index_name, 40) || '_partitioned');
-          end loop;
-        end
-        $do$;`);
+      this.addSql(renameIndexes(`${table}_partitioned`, '_partitioned'));
       this.addSql(`create table "${table}" (${columns});`);
       for (const index of indexes) this.addSql(`${index};`);
       this.addSql(`insert into "${table}" (${list}) select ${list} from "${table}_partitioned";`);
