@@ -57,7 +57,9 @@ async function fill(db: Client, organizationId: string, others: string[]): Promi
   // Ids are UUIDv7 of their creation time, as the service makes them, so each row lands in its
   // day's partition; the window reaches into yesterday, whose partition the maintenance pass of a
   // running service would have made.
-  await db.query(`select history_make_partitions('webhook_delivery', (now() at time zone 'UTC')::date - 1, (now() at time zone 'UTC')::date)`);
+  await db.query(
+    `select history_make_partitions('webhook_delivery', (now() at time zone 'UTC')::date - 1, (now() at time zone 'UTC')::date)`,
+  );
   // Which rows belong to the measured organization: ROWS of every `total`, spread evenly.
   await db.query(
     `insert into webhook_delivery (id, created_at, organization_id, event_id, endpoint_id, webhook_type, resource_type, resource_id,
