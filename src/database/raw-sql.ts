@@ -69,6 +69,7 @@ export function knexTransaction<T>(em: EntityManager, work: (trx: Knex.Transacti
  * Runs `work` while this session holds PostgreSQL advisory lock `key` on a direct session of its
  * own (DirectSessions), kept for the whole of `work`; null (and `work` not run) when another
  * session holds it. A session whose unlock failed is closed, which releases the lock with it.
+ * The session is pg's own, not knex's, so its two statements take pg's `$1` placeholders.
  */
 export async function withSessionAdvisoryLock<T>(sessions: DirectSessions, key: number, work: () => Promise<T>): Promise<T | null> {
   const session = await sessions.connect();

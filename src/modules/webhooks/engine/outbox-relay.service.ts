@@ -32,9 +32,9 @@ export function interleaveByOrganization<T extends { organizationId: string }>(r
  * Moves committed domain events to the queue. PostgreSQL NOTIFY (sent by a trigger, delivered at
  * commit) wakes it the moment an event is visible; a poll every OUTBOX_POLL_INTERVAL catches
  * anything a lost notification or a Redis outage left behind, and carries the relay alone where
- * notifications cannot arrive (a transaction pooler in place of DATABASE_DIRECT_URL). Rows are claimed with
- * FOR UPDATE SKIP LOCKED, so any number of workers relay side by side without double work, and
- * an event is marked relayed only once Redis has accepted its job.
+ * notifications cannot arrive (a transaction pooler in place of DATABASE_DIRECT_URL). Rows are
+ * claimed with FOR UPDATE SKIP LOCKED, so any number of workers relay side by side without double
+ * work, and an event is marked relayed only once Redis has accepted its job.
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
