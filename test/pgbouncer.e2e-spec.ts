@@ -146,6 +146,9 @@ describe('behind PgBouncer in transaction pooling mode', () => {
 
   it('loses nothing when PgBouncer is killed and restarted mid-stream of writes: every wallet gets its webhook exactly once', async () => {
     const t = await start({ DATABASE_DIRECT_URL: direct() });
+    // Writers stop when the test ends, whatever the outcome, so none outlives the app.
+    let halted = false;
+    let writers: Promise<void>[] = [];
     try {
       const org = await createOrganization(t);
       await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET });
@@ -153,7 +156,7 @@ describe('behind PgBouncer in transaction pooling mode', () => {
       let refused = 0;
       /** Writes one wallet as a client would: a 503 while the pooler is down is retried. */
       const write = async (name: string) => {
-        for (;;) {
+        while (!halted) {
           const res = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name });
           if (res.status === 201) return written.push(res.body.id as string);
           if (res.status !== 503) {
@@ -166,8 +169,8 @@ describe('behind PgBouncer in transaction pooling mode', () => {
           await sleep(100);
         }
       };
-      const writers = [0, 1, 2].map(async (writer) => {
-        for (let i = 0; i < 12; i += 1) await write(`writer ${writer} wallet ${i}`);
+      writers = [0, 1, 2].map(async (writer) => {
+        for (let i = 0; i < 12 && !halted; i += 1) await write(`writer ${writer} wallet ${i}`);
       });
       await waitUntil(
         () => written.length,
@@ -195,6 +198,9 @@ describe('behind PgBouncer in transaction pooling mode', () => {
       // Counted at the receiver by webhook id: every webhook of the log arrived, none other.
       expect([...new Set(receiver.received.map((w) => String(w.body.id)))].sort()).toEqual(log.map((w) => w.id).sort());
     } finally {
+      halted = true;
+      if (!bouncer.running) await bouncer.resume();
+      await Promise.allSettled(writers);
       await t.close();
     }
   });

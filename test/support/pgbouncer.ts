@@ -76,6 +76,10 @@ export class TestPgBouncer {
     return bouncer;
   }
 
+  get running(): boolean {
+    return this.process !== null;
+  }
+
   /** A database URL through this PgBouncer to the database of `databaseUrl`. */
   urlFor(databaseUrl: string): string {
     const url = new URL(databaseUrl);
