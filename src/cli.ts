@@ -14,9 +14,8 @@ import { NestFactory } from '@nestjs/core';
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
-import { ensureDatabase } from './database/database-url';
 import { DatabaseModule } from './database/database.module';
-import { runMigrations } from './database/migrate';
+import { migrateDatabase } from './database/migrate';
 import type { ResealReport, SealedSecretOwner } from './database/sealed-columns';
 import { WebhookConfigModule } from './modules/webhook-config/webhook-config.module';
 import { WebhookEndpointsService } from './modules/webhook-config/webhook-endpoints.service';
@@ -56,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const config = loadConfig();
-  if (config.migrateOnStart) await ensureDatabase(config.databaseUrl);
+  if (config.migrateOnStart) await migrateDatabase(config);
 
   @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot(), OrganizationsModule] })
   class CliModule {}
@@ -64,7 +63,6 @@ async function main(argv: string[]): Promise<number> {
   const app = await NestFactory.createApplicationContext(CliModule, { logger: ['error'] });
   try {
     const orm = app.get(MikroORM);
-    if (config.migrateOnStart) await runMigrations(orm, config.databaseUrl);
     const organizations = app.get(OrganizationsService);
     const meta = { requestId: null, ip: null };
     const actor = { kind: 'operator' } as const;

@@ -31,7 +31,8 @@ function reason(error: unknown): string {
  * PostgreSQL is reached through its maintenance database when the service may create its own.
  */
 export async function checkDependencies(config: AppConfig): Promise<void> {
-  const database = new URL(config.databaseUrl);
+  // The maintenance database is reached directly: a pooler need not know it.
+  const database = new URL(config.migrateOnStart ? config.databaseDirectUrl : config.databaseUrl);
   if (config.migrateOnStart) database.pathname = '/postgres';
   const pg = new Client({ connectionString: database.toString(), connectionTimeoutMillis: DEPENDENCY_WAIT_MS });
   pg.on('error', () => undefined);
@@ -40,7 +41,8 @@ export async function checkDependencies(config: AppConfig): Promise<void> {
     await pg.query('select 1');
   } catch (error) {
     throw new StartupError(
-      `PostgreSQL is unreachable at ${redactUrl(config.databaseUrl)} (${reason(error)}): start it or set DATABASE_URL; ${REMEDY}`,
+      `PostgreSQL is unreachable at ${redactUrl(config.migrateOnStart ? config.databaseDirectUrl : config.databaseUrl)} (${reason(error)}): ` +
+        `start it or set ${config.migrateOnStart && config.databaseDirectUrl !== config.databaseUrl ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL'}; ${REMEDY}`,
     );
   } finally {
     await pg.end().catch(() => undefined);

@@ -17,6 +17,7 @@ describe('loadConfig', () => {
     expect(config.port).toBe(3000);
     expect(config.role).toBe('all');
     expect(config.databaseUrl).toBe('postgresql://postgres:postgres@127.0.0.1:5432/nft_wallet');
+    expect(config.databaseDirectUrl).toBe(config.databaseUrl);
     expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
     expect(config.queuePrefix).toBe('nftw');
     expect(config.migrateOnStart).toBe(true);
@@ -39,6 +40,14 @@ describe('loadConfig', () => {
     });
   });
 
+  it('takes DATABASE_DIRECT_URL for session work, and DATABASE_URL when it is unset', () => {
+    const pooled = 'postgresql://app@pgbouncer:6432/nft_wallet';
+    expect(loadConfig({ DATABASE_URL: pooled }).databaseDirectUrl).toBe(pooled);
+    const config = loadConfig({ DATABASE_URL: pooled, DATABASE_DIRECT_URL: 'postgresql://app@db:5432/nft_wallet' });
+    expect(config.databaseUrl).toBe(pooled);
+    expect(config.databaseDirectUrl).toBe('postgresql://app@db:5432/nft_wallet');
+  });
+
   it('turns on strict defaults in production and requires the encryption key', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SECRETS_ENCRYPTION_KEY/);
     const key = Buffer.alloc(32, 7).toString('base64');
@@ -55,6 +64,7 @@ describe('loadConfig', () => {
     ['PORT', '70000'],
     ['ROLE', 'scheduler'],
     ['DATABASE_URL', 'mysql://x'],
+    ['DATABASE_DIRECT_URL', 'redis://127.0.0.1:6379'],
     ['REDIS_URL', 'not a url'],
     ['DB_MIGRATE_ON_START', 'maybe'],
     ['SECRETS_ENCRYPTION_KEY', 'c2hvcnQ='],

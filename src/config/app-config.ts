@@ -43,6 +43,12 @@ export abstract class AppConfig {
   abstract readonly shutdownGraceMs: number;
   abstract readonly role: ProcessRole;
   abstract readonly databaseUrl: string;
+  /**
+   * A connection straight to PostgreSQL (DATABASE_DIRECT_URL, default DATABASE_URL) for what
+   * needs a session of its own: LISTEN, session advisory locks, migrations. DATABASE_URL may
+   * then go through a transaction-pooling PgBouncer.
+   */
+  abstract readonly databaseDirectUrl: string;
   abstract readonly dbPoolMax: number;
   /**
    * PostgreSQL read replicas (DATABASE_REPLICA_URLS) that serve GET requests, and the lag past
@@ -201,8 +207,8 @@ const duration = (fallback: number) =>
   });
 const oneOf = <V extends string>(fallback: V, values: readonly V[], must: string) =>
   rule<V>(fallback, must, (t) => ((values as readonly string[]).includes(t) ? (t as V) : null));
-const url = (fallback: string, protocols: string[]) =>
-  rule(fallback, `a ${protocols.join(' or ')} URL`, (t) => (protocols.includes(protocolOf(t)) ? t : null), false);
+const url = <F extends string | null>(fallback: F, protocols: string[]) =>
+  rule<string | F>(fallback, `a ${protocols.join(' or ')} URL`, (t) => (protocols.includes(protocolOf(t)) ? t : null), false);
 const secret = rule<string | null>(null, 'at least 16 characters', (t) => (t.length >= 16 ? t : null), false);
 
 /** The URL's scheme with its colon, or '' when it is not a URL (URL.parse needs Node 20.18). */
@@ -227,6 +233,8 @@ const envSchema = (production: boolean) => {
     SHUTDOWN_GRACE: duration(25_000),
     ROLE: oneOf<ProcessRole>('all', PROCESS_ROLES, 'api, worker, indexer or all'),
     DATABASE_URL: url('postgresql://postgres:postgres@127.0.0.1:5432/nft_wallet', ['postgres:', 'postgresql:']),
+    // Unset: DATABASE_URL.
+    DATABASE_DIRECT_URL: url(null, ['postgres:', 'postgresql:']),
     DB_POOL_MAX: int(10, 1, 500),
     DATABASE_REPLICA_URLS: variable<string[]>([], (t, fail) => {
       const urls = t.split(',').map((u) => u.trim());
@@ -395,6 +403,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     shutdownGraceMs: e.SHUTDOWN_GRACE,
     role: e.ROLE,
     databaseUrl: e.DATABASE_URL,
+    databaseDirectUrl: e.DATABASE_DIRECT_URL ?? e.DATABASE_URL,
     dbPoolMax: e.DB_POOL_MAX,
     replicas: { urls: e.DATABASE_REPLICA_URLS, maxLagMs: e.DB_REPLICA_MAX_LAG_MS },
     db: {

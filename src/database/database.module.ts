@@ -2,6 +2,7 @@ import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { DirectSessions } from './direct-sessions';
 import { buildOrmOptions, DatabaseBounds } from './mikro-orm.options';
 import { replicaOrmOptions } from './replicas/replica-options';
 
@@ -11,6 +12,10 @@ export class DatabaseModule {
   static forRoot(bounds?: (config: AppConfig) => DatabaseBounds): DynamicModule {
     return {
       module: DatabaseModule,
+      // Global like the EntityManager: any module's periodic work may take an advisory lock.
+      global: true,
+      providers: [DirectSessions],
+      exports: [DirectSessions],
       imports: [
         MikroOrmModule.forRootAsync({
           inject: [AppConfig],

@@ -16,7 +16,9 @@ const MIGRATION_LOCK_WAIT = '120s';
 
 /**
  * Applies pending migrations under a PostgreSQL advisory lock, so several instances starting at
- * once migrate exactly once and the others wait for the schema to be ready.
+ * once migrate exactly once and the others wait for the schema to be ready. The lock is a session
+ * lock held across the migrations' own transactions, so `databaseUrl` must reach PostgreSQL
+ * directly (DATABASE_DIRECT_URL), never through a transaction-pooling PgBouncer.
  */
 export async function runMigrations(orm: AnyMikroORM, databaseUrl: string): Promise<void> {
   const lock = new Client({ connectionString: databaseUrl, application_name: 'nft-wallet-migrate' });
@@ -39,14 +41,15 @@ export async function runMigrations(orm: AnyMikroORM, databaseUrl: string): Prom
 }
 
 /**
- * Creates the database when missing and migrates it with an ORM of its own: the service's pool
- * bounds every statement to a few seconds, and a migration may rightly take longer.
+ * Creates the database when missing and migrates it with an ORM of its own over the direct
+ * connection: the service's pool bounds every statement to a few seconds, and a migration may
+ * rightly take longer (and may hold a session setting or run DDL a pooler would split up).
  */
 export async function migrateDatabase(config: AppConfig): Promise<void> {
-  await ensureDatabase(config.databaseUrl);
-  const orm = await MikroORM.init(buildOrmOptions(config));
+  await ensureDatabase(config.databaseDirectUrl);
+  const orm = await MikroORM.init(buildOrmOptions({ ...config, databaseUrl: config.databaseDirectUrl }));
   try {
-    await runMigrations(orm, config.databaseUrl);
+    await runMigrations(orm, config.databaseDirectUrl);
   } finally {
     await orm.close(true);
   }

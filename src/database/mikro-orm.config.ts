@@ -4,4 +4,6 @@ import { loadConfig } from '../config/app-config';
 import '../extensions/installed';
 import { buildOrmOptions } from './mikro-orm.options';
 
-export default buildOrmOptions(loadConfig());
+const config = loadConfig();
+// Migrations hold a session lock and may run long DDL: straight to PostgreSQL, never via a pooler.
+export default buildOrmOptions({ ...config, databaseUrl: config.databaseDirectUrl });

@@ -1,10 +1,12 @@
 import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import type { Options } from '@mikro-orm/core';
+import type { Client } from 'pg';
 import { MIGRATIONS } from '../../migrations';
 import { AppConfig, servesApi } from '../config/app-config';
 import { extensionEntities, extensionMigrations } from '../extensions/registry';
 import { ENTITIES } from './entities';
+import { boundStatements } from './statement-bounds';
 
 /**
  * How long a caller may wait on PostgreSQL. Absent for migrations, the CLI and tooling, which may
@@ -27,14 +29,15 @@ export function serviceBounds(config: Pick<AppConfig, 'role' | 'db'>): DatabaseB
 }
 
 export function buildOrmOptions(config: Pick<AppConfig, 'databaseUrl' | 'dbPoolMax'>, bounds?: DatabaseBounds): Options<PostgreSqlDriver> {
-  // Session settings sent with the connection's start-up packet: no extra round trip per request.
+  // Only start-up parameters PgBouncer accepts by default: it refuses statement_timeout and the
+  // like, so the bounds travel with the statements instead (boundStatements).
   const connection: Record<string, unknown> = { application_name: 'nft-wallet' };
-  if (bounds) {
-    connection.statement_timeout = bounds.statementTimeoutMs;
+  if (bounds) connection.connectionTimeoutMillis = bounds.acquireTimeoutMs;
+  const statementBounds = bounds && {
+    statementTimeoutMs: bounds.statementTimeoutMs,
     // A transaction left open by a crashed code path must not hold its locks for ever.
-    connection.idle_in_transaction_session_timeout = Math.max(10_000, 2 * bounds.statementTimeoutMs);
-    connection.connectionTimeoutMillis = bounds.acquireTimeoutMs;
-  }
+    idleInTransactionTimeoutMs: Math.max(10_000, 2 * bounds.statementTimeoutMs),
+  };
   return defineConfig({
     clientUrl: config.databaseUrl,
     // Built-in entities and migrations, then those extension modules registered for themselves.
@@ -45,6 +48,15 @@ export function buildOrmOptions(config: Pick<AppConfig, 'databaseUrl' | 'dbPoolM
       max: config.dbPoolMax,
       idleTimeoutMillis: 30_000,
       ...(bounds ? { acquireTimeoutMillis: bounds.acquireTimeoutMs, createTimeoutMillis: bounds.acquireTimeoutMs } : {}),
+      // Once per pooled connection: from then on its statements carry the bounds themselves.
+      ...(statementBounds
+        ? {
+            afterCreate: (client: Client, done: (error: Error | null, client: Client) => void) => {
+              boundStatements(client, statementBounds);
+              done(null, client);
+            },
+          }
+        : {}),
     },
     driverOptions: {
       connection,

@@ -1,5 +1,6 @@
 import type { Knex } from '@mikro-orm/knex';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { DirectSessions } from './direct-sessions';
 
 /**
  * The one place raw SQL runs. Every statement takes `?` placeholders whose values are sent as
@@ -64,32 +65,27 @@ export function knexTransaction<T>(em: EntityManager, work: (trx: Knex.Transacti
   return em.getKnex().transaction(work);
 }
 
-/** The part of knex's client used here: taking a pooled connection for itself. */
-interface PoolClient {
-  acquireConnection(): Promise<unknown>;
-  releaseConnection(connection: unknown): Promise<void>;
-}
-
 /**
- * Runs `work` while this session holds PostgreSQL advisory lock `key` on a pooled connection of
- * its own, kept for the whole of `work`; null (and `work` not run) when another session holds it.
+ * Runs `work` while this session holds PostgreSQL advisory lock `key` on a direct session of its
+ * own (DirectSessions), kept for the whole of `work`; null (and `work` not run) when another
+ * session holds it. A session whose unlock failed is closed, which releases the lock with it.
+ * The session is pg's own, not knex's, so its two statements take pg's `$1` placeholders.
  */
-export async function withSessionAdvisoryLock<T>(em: EntityManager, key: number, work: () => Promise<T>): Promise<T | null> {
-  const knex = em.getKnex();
-  const pool = knex.client as PoolClient;
-  const connection = await pool.acquireConnection();
+export async function withSessionAdvisoryLock<T>(sessions: DirectSessions, key: number, work: () => Promise<T>): Promise<T | null> {
+  const session = await sessions.connect();
+  let broken: Error | undefined;
   try {
-    const got = await knex.raw<PgResult<{ locked: boolean }>>('select pg_try_advisory_lock(?) as locked', [key]).connection(connection);
+    const got = await session.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [key]);
     if (!got.rows[0].locked) return null;
     try {
       return await work();
     } finally {
-      await knex
-        .raw('select pg_advisory_unlock(?)', [key])
-        .connection(connection)
-        .catch(() => undefined);
+      await session.query('select pg_advisory_unlock($1)', [key]).catch((error: Error) => (broken = error));
     }
+  } catch (error) {
+    broken ??= error instanceof Error ? error : new Error(String(error));
+    throw error;
   } finally {
-    await pool.releaseConnection(connection);
+    session.release(broken);
   }
 }

@@ -68,6 +68,16 @@ describe('ProblemDetailsFilter', () => {
   });
 
   it.each([
+    ['08P01', 'server login has been failing, try again later (server_login_retry)'],
+    ['53300', 'no more connections allowed (max_client_conn)'],
+  ])('answers 503 when PgBouncer refuses with %s (%s)', (code, message) => {
+    const { host, sent } = fakeHost();
+    new ProblemDetailsFilter().catch(Object.assign(new Error(message), { code }), host);
+    expect(sent.status).toBe(503);
+    expect(JSON.parse(sent.body!).code).toBe('SERVICE_UNAVAILABLE');
+  });
+
+  it.each([
     'Connection ended unexpectedly',
     'insert into "wallet" … - Client has encountered a connection error and is not queryable',
     'Transaction query already complete, run with DEBUG=knex:tx for more info',

@@ -160,6 +160,10 @@ const CONNECTION_ERROR_CODES = new Set([
   '08006',
   '08003',
   '08001',
+  // PgBouncer's own refusals while it cannot serve: server login failing or a server connection
+  // lost (08P01), max_client_conn reached (53300, as PostgreSQL's max_connections).
+  '08P01',
+  '53300',
   '57014',
   '55P03',
   '25P03',

@@ -3,6 +3,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
 import { Periodic } from '../../common/scheduling/periodic';
 import { AppConfig, runsWorker } from '../../config/app-config';
+import { DirectSessions } from '../../database/direct-sessions';
 import { AuditEntry } from './audit-entry.entity';
 
 /** Entries deleted per transaction: short transactions, so appends to the same chain wait little. */
@@ -22,6 +23,7 @@ export class AuditPruner implements OnApplicationBootstrap, OnApplicationShutdow
 
   constructor(
     private readonly em: EntityManager,
+    private readonly sessions: DirectSessions,
     private readonly config: AppConfig,
   ) {
     this.schedule = new Periodic({
@@ -46,7 +48,7 @@ export class AuditPruner implements OnApplicationBootstrap, OnApplicationShutdow
    */
   prune(now = new Date()): Promise<number | null> {
     const cutoff = new Date(now.getTime() - this.config.audit.retentionMs);
-    return withAdvisoryLock(this.em, PRUNE_LOCK, async () => {
+    return withAdvisoryLock(this.sessions, PRUNE_LOCK, async () => {
       let total = 0;
       for (;;) {
         const deleted = await this.em.fork().transactional(async (em) => {

@@ -44,6 +44,15 @@ export class DomainEventOutbox {
   }
 
   /**
+   * Sends `payload` on the channel committed events are announced on, through the service's own
+   * pool (DATABASE_URL), the way the events' trigger does: lets a listener check that what is
+   * announced there reaches it.
+   */
+  async announce(payload: string): Promise<void> {
+    await execute(this.pool, `select pg_notify('domain_event', ?)`, [payload]);
+  }
+
+  /**
    * Claims up to `limit` committed events not yet relayed (FOR UPDATE SKIP LOCKED, so relays on
    * several workers never take the same rows), hands them to `enqueue`, and marks them relayed
    * in the same transaction only once `enqueue` resolved: a failed enqueue leaves them for the

@@ -3,6 +3,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
 import { Periodic } from '../../common/scheduling/periodic';
 import { AppConfig, runsWorker } from '../../config/app-config';
+import { DirectSessions } from '../../database/direct-sessions';
 import { IDEMPOTENCY_WINDOW_HOURS } from './transaction.rules';
 import { execute } from '../../database/raw-sql';
 
@@ -22,6 +23,7 @@ export class IdempotencyKeyPurger implements OnApplicationBootstrap, OnApplicati
 
   constructor(
     private readonly em: EntityManager,
+    private readonly sessions: DirectSessions,
     private readonly config: AppConfig,
   ) {
     this.schedule = new Periodic({
@@ -42,7 +44,7 @@ export class IdempotencyKeyPurger implements OnApplicationBootstrap, OnApplicati
    */
   purge(): Promise<number | null> {
     const batchSize = this.config.maintenance.purgeBatchSize;
-    return withAdvisoryLock(this.em, PURGE_LOCK, async () => {
+    return withAdvisoryLock(this.sessions, PURGE_LOCK, async () => {
       let deleted = 0;
       for (;;) {
         const count = await execute(

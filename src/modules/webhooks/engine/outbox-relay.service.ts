@@ -1,11 +1,16 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Client } from 'pg';
+import { randomUUID } from 'node:crypto';
+import { Client, type Notification } from 'pg';
 import { AppConfig } from '../../../config/app-config';
 import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { BurstTracker } from './burst-tracker';
 import { BURST_THRESHOLD, WebhookJobs } from './webhook-jobs';
 
 const BATCH_SIZE = 500;
+/** Payloads of the start-up check that notifications reach the listener (never an event's). */
+const CHECK_PREFIX = 'listen-check:';
+/** How long the start-up check waits for its own notification: normally a few milliseconds. */
+const CHECK_WAIT_MS = 5000;
 
 /** Interleaves organizations so one organization's burst does not queue ahead of everyone else. */
 export function interleaveByOrganization<T extends { organizationId: string }>(rows: T[]): T[] {
@@ -26,9 +31,10 @@ export function interleaveByOrganization<T extends { organizationId: string }>(r
 /**
  * Moves committed domain events to the queue. PostgreSQL NOTIFY (sent by a trigger, delivered at
  * commit) wakes it the moment an event is visible; a poll every OUTBOX_POLL_INTERVAL catches
- * anything a lost notification or a Redis outage left behind. Rows are claimed with
- * FOR UPDATE SKIP LOCKED, so any number of workers relay side by side without double work, and
- * an event is marked relayed only once Redis has accepted its job.
+ * anything a lost notification or a Redis outage left behind, and carries the relay alone where
+ * notifications cannot arrive (a transaction pooler in place of DATABASE_DIRECT_URL). Rows are
+ * claimed with FOR UPDATE SKIP LOCKED, so any number of workers relay side by side without double
+ * work, and an event is marked relayed only once Redis has accepted its job.
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -38,6 +44,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  /** Set once LISTEN proved useless (a transaction pooler in the way): polling alone from then on. */
+  private pollingOnly = false;
+  private checked = false;
   private readonly bursts = new BurstTracker(BURST_THRESHOLD);
 
   constructor(
@@ -85,15 +94,21 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     });
   }
 
+  /**
+   * LISTENs over DATABASE_DIRECT_URL: a session that must stay with one server connection, which
+   * a transaction-pooling PgBouncer does not give (DATABASE_URL may point at one).
+   */
   private async listen(): Promise<void> {
-    if (this.stopped) return;
-    const client = new Client({ connectionString: this.config.databaseUrl });
-    client.on('notification', () => this.kick());
+    if (this.stopped || this.pollingOnly) return;
+    const client = new Client({ connectionString: this.config.databaseDirectUrl, application_name: 'nft-wallet-listen' });
+    client.on('notification', (message) => {
+      if (!message.payload?.startsWith(CHECK_PREFIX)) this.kick();
+    });
     client.on('error', () => undefined);
     client.on('end', () => {
       if (this.listener === client) this.listener = null;
       // Reconnect; meanwhile the periodic poll keeps events flowing.
-      if (!this.stopped) setTimeout(() => void this.listen(), 1000).unref();
+      if (!this.stopped && !this.pollingOnly) setTimeout(() => void this.listen(), 1000).unref();
     });
     try {
       await client.connect();
@@ -103,7 +118,54 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     } catch (error) {
       this.logger.warn({ err: error }, 'could not listen for domain events; relying on polling');
       await client.end().catch(() => undefined);
+      return;
     }
+    if (!this.checked) {
+      this.checked = true;
+      await this.checkNotificationsArrive(client);
+    }
+  }
+
+  /**
+   * Once per process: announces a notification of its own through the service's pool and waits
+   * for it on the listener. Behind a transaction-pooling PgBouncer the LISTEN ran on whichever
+   * server connection was free and went back to the pool with it, so nothing ever arrives; that
+   * is the one sure sign, whatever the pooler or its settings (plain PostgreSQL and a pooler
+   * look alike to every query). A check that cannot even be sent proves nothing and warns of
+   * nothing.
+   */
+  private async checkNotificationsArrive(client: Client): Promise<void> {
+    const payload = `${CHECK_PREFIX}${randomUUID()}`;
+    let timer: NodeJS.Timeout | undefined;
+    let onNotification: ((message: Notification) => void) | undefined;
+    const arrived = new Promise<boolean>((resolve) => {
+      onNotification = (message) => {
+        if (message.payload === payload) resolve(true);
+      };
+      client.on('notification', onNotification);
+      timer = setTimeout(() => resolve(false), CHECK_WAIT_MS);
+      timer.unref();
+    });
+    try {
+      await this.outbox.announce(payload);
+    } catch {
+      clearTimeout(timer);
+      client.off('notification', onNotification!);
+      return;
+    }
+    const ok = await arrived;
+    clearTimeout(timer);
+    client.off('notification', onNotification!);
+    if (ok || this.stopped) return;
+    this.pollingOnly = true;
+    this.logger.warn(
+      'LISTEN receives no notifications over DATABASE_DIRECT_URL (a transaction-pooling PgBouncer?): set DATABASE_DIRECT_URL ' +
+        'to a direct PostgreSQL connection. Until then domain events are relayed by polling every ' +
+        `${this.config.webhook.relayIntervalMs} ms, and the advisory locks of maintenance work are unreliable.`,
+    );
+    if (this.listener === client) this.listener = null;
+    await client.query('UNLISTEN *').catch(() => undefined);
+    await client.end().catch(() => undefined);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -5,6 +5,7 @@ import { withAdvisoryLock } from '../../../common/scheduling/advisory-lock';
 import { Periodic } from '../../../common/scheduling/periodic';
 import { DAY_MS, utcDay } from '../../../database/time-partitions';
 import { AppConfig } from '../../../config/app-config';
+import { DirectSessions } from '../../../database/direct-sessions';
 import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
 import { WebhookEndpointsService } from '../../webhook-config/webhook-endpoints.service';
@@ -43,6 +44,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
 
   constructor(
     private readonly em: EntityManager,
+    private readonly sessions: DirectSessions,
     private readonly config: AppConfig,
     private readonly outbox: DomainEventOutbox,
     private readonly deliveries: WebhookDeliveryRepository,
@@ -70,7 +72,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
 
   /** Runs `work` if no other worker holds the reconciler's lock; null when another one does. */
   withLock<T>(work: () => Promise<T>): Promise<T | null> {
-    return withAdvisoryLock(this.em, RECONCILE_LOCK, work);
+    return withAdvisoryLock(this.sessions, RECONCILE_LOCK, work);
   }
 
   /** One pass; returns the ids it queued. */
