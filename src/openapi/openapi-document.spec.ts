@@ -133,3 +133,75 @@ describe('problem answers', () => {
     );
   });
 });
+
+describe('error answers from the catalogue', () => {
+  const document = (paths: Record<string, unknown>) =>
+    ({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths, components: { schemas: {} } }) as unknown as OpenAPIObject;
+  const answers = (doc: OpenAPIObject, path: string, method: 'get' | 'post') => {
+    const responses = doc.paths[path][method]?.responses as Record<string, any>;
+    return Object.fromEntries(
+      Object.entries(responses)
+        .filter(([status]) => Number(status) >= 400)
+        .map(([status, r]) => [status, Object.keys(r.content['application/problem+json'].examples)]),
+    );
+  };
+
+  it('list every status a guarded operation with a path id, a page key and a body can answer', () => {
+    const doc = document({
+      '/v1/wallets/{walletId}/things': {
+        post: {
+          security: [{ apiKey: [] }],
+          parameters: [
+            { name: 'walletId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+            { name: 'pageKey', in: 'query', required: false, schema: { type: 'string' } },
+          ],
+          requestBody: {
+            content: { 'application/json': { schema: { type: 'object', properties: { a: { pattern: '^0x[0-9a-fA-F]{40}$' } } } } },
+          },
+          responses: { '201': { description: 'ok' }, '422': { description: 'CHAIN_MANAGED: on chain.' } },
+        },
+      },
+    });
+    describeProblemAnswers(doc);
+    expect(answers(doc, '/v1/wallets/{walletId}/things', 'post')).toEqual({
+      '400': [
+        'VALIDATION_FAILED',
+        'INVALID_ADDRESS',
+        'INVALID_PAGE_KEY',
+        'INVALID_PATH_PARAMETER',
+        'MALFORMED_JSON',
+        'JSON_TOO_DEEP',
+        'INVALID_CHARACTER',
+        'BAD_REQUEST',
+      ],
+      '401': ['UNAUTHENTICATED', 'INVALID_API_KEY'],
+      '403': ['FORBIDDEN'],
+      '404': ['WALLET_NOT_FOUND'],
+      '413': ['PAYLOAD_TOO_LARGE'],
+      '415': ['UNSUPPORTED_MEDIA_TYPE'],
+      '422': ['CHAIN_MANAGED'],
+      '429': ['RATE_LIMITED'],
+      '500': ['INTERNAL_ERROR'],
+      '503': ['SERVICE_UNAVAILABLE'],
+    });
+    const responses = doc.paths['/v1/wallets/{walletId}/things'].post?.responses as Record<string, any>;
+    expect(Object.keys(responses['429'].headers)).toEqual(['Retry-After']);
+    expect(Object.keys(responses['503'].headers)).toEqual(['Retry-After']);
+    expect(Object.keys(responses['401'].headers)).toEqual(['WWW-Authenticate']);
+  });
+
+  it('leave the rate limit off the operations it skips, and guards off public ones', () => {
+    const doc = document({ '/health/live': { get: { security: [], responses: { '200': { description: 'ok' } } } } });
+    describeProblemAnswers(doc, () => ({ rateLimited: false }));
+    expect(answers(doc, '/health/live', 'get')).toEqual({ '500': ['INTERNAL_ERROR'] });
+  });
+
+  it('refuse a path id that no not-found code documents', () => {
+    const doc = document({
+      '/v1/gadgets/{gadgetId}': {
+        get: { parameters: [{ name: 'gadgetId', in: 'path', required: true, schema: { type: 'string' } }], responses: {} },
+      },
+    });
+    expect(() => describeProblemAnswers(doc)).toThrow('GET /v1/gadgets/{gadgetId}: no error code is documented on path:gadgetId.');
+  });
+});

@@ -1,6 +1,7 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { AppConfig } from '../config/app-config';
 import { describeProblemAnswers } from './problem-examples';
+import { toOpenApiPath, type RouteAccess } from './required-roles';
 import { describeWebhooks } from './webhooks-openapi';
 
 /**
@@ -9,18 +10,37 @@ import { describeWebhooks } from './webhooks-openapi';
  * operations, and the `webhooks` section this service sends. Kept apart from configure-app.ts so
  * further document-wide additions (e.g. per-operation extensions) have one place to go.
  */
-export function completeOpenApiDocument(document: OpenAPIObject, config: Pick<AppConfig, 'webhook'>): OpenAPIObject {
+export function completeOpenApiDocument(
+  document: OpenAPIObject,
+  config: Pick<AppConfig, 'webhook'>,
+  routes: readonly RouteAccess[] = [],
+): OpenAPIObject {
   document.openapi = '3.1.0';
   document.info.license ??= { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
   // Relative to wherever the document is served from, so "try it out" targets this deployment.
   if (!document.servers || document.servers.length === 0) document.servers = [{ url: '/', description: 'This deployment' }];
   markPublicOperations(document);
-  describeProblemAnswers(document);
+  const byOperation = new Map(routes.map((r) => [`${r.method.toLowerCase()} ${toOpenApiPath(r.path)}`, r]));
+  describeUuidParameters(document, byOperation);
+  describeProblemAnswers(document, (method, path) => ({ rateLimited: byOperation.get(`${method} ${path}`)?.rateLimited ?? true }));
   describeWebhooks(document, config.webhook);
   return toOpenApi31Nullability(document);
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** Path ids the service refuses unless they are UUIDs say so, so clients and proxies check them too. */
+function describeUuidParameters(document: OpenAPIObject, routes: ReadonlyMap<string, RouteAccess>): void {
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const uuids = routes.get(`${method} ${path}`)?.uuidParams ?? [];
+      for (const parameter of item[method]?.parameters ?? []) {
+        if ('$ref' in parameter || parameter.in !== 'path' || !uuids.includes(parameter.name)) continue;
+        parameter.schema = { type: 'string', format: 'uuid' };
+      }
+    }
+  }
+}
 
 /**
  * Operations with no security requirement of their own (health probes) are public: an explicit

@@ -40,7 +40,7 @@ export class HealthController implements OnModuleDestroy {
   @Get('health/ready')
   @ApiOperation({ summary: 'Readiness probe: PostgreSQL and Redis are reachable', description: 'Public: no API key.' })
   @ApiOkResponse({ type: HealthDto, description: 'PostgreSQL and Redis are reachable.' })
-  @ApiServiceUnavailableResponse({ description: 'PostgreSQL or Redis is unreachable (problem details).' })
+  @ApiServiceUnavailableResponse({ description: 'NOT_READY: PostgreSQL or Redis is unreachable.' })
   async ready(): Promise<HealthDto> {
     try {
       await this.health.check([() => this.database.pingCheck('database', { timeout: CHECK_TIMEOUT_MS }), () => this.redisCheck('redis')]);

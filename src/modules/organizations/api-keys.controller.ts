@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
@@ -23,6 +23,7 @@ export class ApiKeysController {
 
   @Post()
   @ApiOperation({ summary: 'Create an API key; the key is shown only in this answer' })
+  @ApiUnprocessableEntityResponse({ description: 'API_KEY_LIMIT_REACHED: the organization has the most active keys allowed.' })
   async create(@CurrentKey() key: ApiKeyPrincipal, @Body() body: CreateApiKeyDto, @ReqMeta() meta: RequestMeta): Promise<CreatedApiKeyDto> {
     const created = await this.organizations.createApiKey(key.organizationId, body, key, meta);
     return CreatedApiKeyDto.from(created.apiKey, created.key);

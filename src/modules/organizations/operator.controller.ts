@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { OperatorAuth } from '../../common/auth/access';
 import { ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
 import { UuidParam } from '../../common/http/uuid-param';
@@ -31,6 +31,7 @@ export class OperatorController {
 
   @Post(':organizationId/api-keys')
   @ApiOperation({ summary: 'Create an API key for an organization; the key is shown only in this answer' })
+  @ApiUnprocessableEntityResponse({ description: 'API_KEY_LIMIT_REACHED: the organization has the most active keys allowed.' })
   async createKey(
     @UuidParam('organizationId') organizationId: string,
     @Body() body: CreateApiKeyDto,

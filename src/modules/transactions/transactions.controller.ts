@@ -47,8 +47,8 @@ export class TransactionsController {
   @ApiNotFoundResponse({ description: 'TOKEN_NOT_FOUND or WALLET_NOT_FOUND.' })
   @ApiUnprocessableEntityResponse({
     description:
-      'INSUFFICIENT_BALANCE (nothing changes), CHAIN_MANAGED (the token has a chainId: only the followed chain moves it; ' +
-      'nothing changes) or IDEMPOTENCY_KEY_REUSED.',
+      'INSUFFICIENT_BALANCE or BALANCE_OVERFLOW (nothing changes), CHAIN_MANAGED (the token has a chainId: only the followed ' +
+      'chain moves it; nothing changes) or IDEMPOTENCY_KEY_REUSED.',
   })
   async create(
     @CurrentKey() key: ApiKeyPrincipal,
@@ -86,7 +86,8 @@ export class TransactionsController {
   @ApiNotFoundResponse({ description: 'TOKEN_NOT_FOUND or WALLET_NOT_FOUND for the item at `errors[0].index`; nothing recorded.' })
   @ApiUnprocessableEntityResponse({
     description:
-      'INSUFFICIENT_BALANCE or CHAIN_MANAGED (a token followed on chain) for the item at `errors[0].index` (nothing recorded), ' +
+      'INSUFFICIENT_BALANCE, BALANCE_OVERFLOW or CHAIN_MANAGED (a token followed on chain) for the item at `errors[0].index` ' +
+      '(nothing recorded), ' +
       'or IDEMPOTENCY_KEY_REUSED.',
   })
   async createBatch(
