@@ -205,3 +205,11 @@ describe('error answers from the catalogue', () => {
     expect(() => describeProblemAnswers(doc)).toThrow('GET /v1/gadgets/{gadgetId}: no error code is documented on path:gadgetId.');
   });
 });
+
+describe('toOpenApi31Nullability on Nest nullable references', () => {
+  it('drops the type object Nest writes beside allOf, which would refuse the null', () => {
+    expect(
+      toOpenApi31Nullability({ type: 'object', nullable: true, description: 'd', allOf: [{ $ref: '#/components/schemas/X' }] }),
+    ).toEqual({ description: 'd', anyOf: [{ allOf: [{ $ref: '#/components/schemas/X' }] }, { type: 'null' }] });
+  });
+});

@@ -73,14 +73,18 @@ export function toOpenApi31Nullability<T>(value: T): T {
   }
   if (source.nullable !== true) return out as T;
 
-  if (typeof out.type === 'string' || Array.isArray(out.type)) {
+  // Nest writes a nullable reference as `type: object` beside `allOf: [$ref]`: a composition still.
+  const composed = ['$ref', 'allOf', 'oneOf', 'anyOf'].some((key) => key in out);
+  if (!composed && (typeof out.type === 'string' || Array.isArray(out.type))) {
     const types = [out.type].flat() as string[];
     out.type = types.includes('null') ? types : [...types, 'null'];
     if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...(out.enum as unknown[]), null];
     return out as T;
   }
   // A $ref, allOf, oneOf or anyOf: say "this, or null" without touching what it refers to.
-  const { description, example, examples, title, default: fallback, readOnly, writeOnly, deprecated, ...schema } = out;
+  const { description, example, examples, title, default: fallback, readOnly, writeOnly, deprecated, type, ...rest } = out;
+  // `type` beside a composition is Nest's, and would refuse the null.
+  const schema = composed ? rest : { type, ...rest };
   const annotations = Object.fromEntries(
     Object.entries({ title, description, example, examples, default: fallback, readOnly, writeOnly, deprecated }).filter(
       ([, v]) => v !== undefined,
