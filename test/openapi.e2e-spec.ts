@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CORE_ERROR_CODES, ERROR_CATALOGUE, NOT_PER_OPERATION } from '../src/common/errors/error-catalogue';
+import { operationIdProblems } from '../src/openapi/openapi-document';
 import { createTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -151,6 +152,14 @@ describe('OpenAPI document', () => {
         content: { 'application/problem+json': expect.objectContaining({ examples: { WEBHOOK_NOT_FOUND: expect.any(Object) } }) },
       }),
     );
+  });
+
+  it('gives every operation a unique camelCase operationId and a tag, for SDK generators', () => {
+    expect(operationIdProblems(doc as never)).toEqual([]);
+    expect(doc.paths['/v1/wallets'].get.operationId).toBe('listWallets');
+    expect(doc.paths['/v2/wallets/{walletId}/nft-balances'].get.operationId).toBe('getNftBalances');
+    expect(doc.paths['/api/organization/v1/current-organization/webhook-endpoints'].post.operationId).toBe('createWebhookEndpoint');
+    expect(JSON.stringify(doc)).not.toMatch(/Controller_/);
   });
 
   it('passes Redocly lint without errors, and Swagger UI serves it', async () => {

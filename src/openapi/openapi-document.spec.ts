@@ -1,5 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { completeOpenApiDocument, toOpenApi31Nullability } from './openapi-document';
+import { completeOpenApiDocument, operationIdProblems, toOpenApi31Nullability } from './openapi-document';
 import { describeProblemAnswers, problemCodesFor } from './problem-examples';
 import { formatDelay } from './webhooks-openapi';
 
@@ -211,5 +211,26 @@ describe('toOpenApi31Nullability on Nest nullable references', () => {
     expect(
       toOpenApi31Nullability({ type: 'object', nullable: true, description: 'd', allOf: [{ $ref: '#/components/schemas/X' }] }),
     ).toEqual({ description: 'd', anyOf: [{ allOf: [{ $ref: '#/components/schemas/X' }] }, { type: 'null' }] });
+  });
+});
+
+describe('operationIdProblems', () => {
+  const doc = (ids: (string | undefined)[]) =>
+    ({
+      openapi: '3.1.0',
+      info: { title: 't', version: '1' },
+      paths: Object.fromEntries(ids.map((operationId, i) => [`/p${i}`, { get: { operationId, tags: ['T'], responses: {} } }])),
+    }) as unknown as OpenAPIObject;
+
+  it('accepts unique camelCase ids', () => {
+    expect(operationIdProblems(doc(['listWallets', 'getNftBalances']))).toEqual([]);
+  });
+
+  it('names Nest default ids, duplicates and missing ones', () => {
+    expect(operationIdProblems(doc(['WalletsController_create', 'listWallets', 'listWallets', undefined]))).toEqual([
+      'GET /p0: operationId WalletsController_create is not camelCase',
+      "GET /p2: operationId listWallets is also GET /p1's",
+      'GET /p3: no operationId',
+    ]);
   });
 });

@@ -92,3 +92,29 @@ export function toOpenApi31Nullability<T>(value: T): T {
   );
   return { ...annotations, anyOf: [schema, { type: 'null' }] } as T;
 }
+
+const OPERATION_ID = /^[a-z][a-zA-Z0-9]*$/;
+
+/**
+ * What keeps the document's operationIds from naming SDK methods: a missing, duplicated or
+ * non-camelCase id, such as Nest's default `WalletsController_create`. Every route sets its own
+ * with `@ApiOperation({ operationId })`; the OpenAPI e2e test requires this list to be empty.
+ */
+export function operationIdProblems(document: OpenAPIObject): string[] {
+  const problems: string[] = [];
+  const seen = new Map<string, string>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      const where = `${method.toUpperCase()} ${path}`;
+      const id = operation.operationId;
+      if (!id) problems.push(`${where}: no operationId`);
+      else if (!OPERATION_ID.test(id)) problems.push(`${where}: operationId ${id} is not camelCase`);
+      else if (seen.has(id)) problems.push(`${where}: operationId ${id} is also ${seen.get(id)}'s`);
+      if (id) seen.set(id, seen.get(id) ?? where);
+      if (!operation.tags || operation.tags.length === 0) problems.push(`${where}: no tag`);
+    }
+  }
+  return problems;
+}

@@ -30,6 +30,7 @@ export class TransactionsController {
   @Post()
   @Auth('write')
   @ApiOperation({
+    operationId: 'createTransaction',
     summary: 'Record an NFT mint, transfer or burn (emits transaction / Transaction / create)',
     description:
       'No fromWalletId mints, no toWalletId burns. amount defaults to "1". Tokens with a chainId are moved only by the ' +
@@ -65,6 +66,7 @@ export class TransactionsController {
   @Post('batch')
   @Auth('write')
   @ApiOperation({
+    operationId: 'createTransactionBatch',
     summary: 'Record up to 1,000 mints, transfers and burns at once, all or nothing',
     description:
       'Each item is a body of POST /v1/transactions. Every item is validated first: malformed items answer 400 ' +
@@ -104,7 +106,7 @@ export class TransactionsController {
 
   @Get(':transactionId')
   @Auth('read')
-  @ApiOperation({ summary: 'Get one transaction' })
+  @ApiOperation({ operationId: 'getTransaction', summary: 'Get one transaction' })
   @ApiOkResponse({ type: TransactionDto })
   @ApiNotFoundResponse({ description: 'TRANSACTION_NOT_FOUND: unknown, or another organization’s.' })
   async get(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('transactionId') transactionId: string): Promise<TransactionDto> {
