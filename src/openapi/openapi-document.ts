@@ -83,8 +83,9 @@ export function toOpenApi31Nullability<T>(value: T): T {
   }
   // A $ref, allOf, oneOf or anyOf: say "this, or null" without touching what it refers to.
   const { description, example, examples, title, default: fallback, readOnly, writeOnly, deprecated, type, ...rest } = out;
-  // `type` beside a composition is Nest's, and would refuse the null.
-  const schema = composed ? rest : { type, ...rest };
+  // `type` beside a composition is Nest's, and would refuse the null; its one-member allOf is that member.
+  const nestReference = type !== undefined && Object.keys(rest).length === 1 && Array.isArray(rest.allOf) && rest.allOf.length === 1;
+  const schema = nestReference ? (rest.allOf as unknown[])[0] : composed ? rest : { type, ...rest };
   const annotations = Object.fromEntries(
     Object.entries({ title, description, example, examples, default: fallback, readOnly, writeOnly, deprecated }).filter(
       ([, v]) => v !== undefined,

@@ -19,7 +19,7 @@ import { CreateTransactionBatchRequestDto } from './dto/create-transaction-batch
 import { CreateTransactionRequestDto } from './dto/create-transaction.request.dto';
 import { TransactionBatchDto } from './dto/transaction-batch.response.dto';
 import { TransactionDto } from './dto/transaction.response.dto';
-import { isValidIdempotencyKey } from './transaction.rules';
+import { IDEMPOTENCY_KEY_SCHEMA, isValidIdempotencyKey } from './transaction.rules';
 import { TransactionsService } from './transactions.service';
 
 @ApiTags('Transactions')
@@ -39,6 +39,7 @@ export class TransactionsController {
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
+    schema: { ...IDEMPOTENCY_KEY_SCHEMA },
     description:
       'Retry-safe key (1-255 printable ASCII characters). The same key and request within 24 h return the first ' +
       'answer and record nothing new; the same key with a different request is a 422 IDEMPOTENCY_KEY_REUSED. ' +
@@ -79,6 +80,7 @@ export class TransactionsController {
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
+    schema: { ...IDEMPOTENCY_KEY_SCHEMA },
     description:
       'Covers the whole batch: the same key and the same items (in the same order) within 24 h return the first ' +
       'answer and record nothing new; the same key with different items is a 422 IDEMPOTENCY_KEY_REUSED.',

@@ -8,6 +8,7 @@ import {
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
+import { EVM_ADDRESS_PATTERN } from '../../common/evm-address';
 import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
 import { PageQueryDto } from '../../common/pagination/page-query.dto';
@@ -62,6 +63,7 @@ export class WhitelistController {
   @ApiOperation({ operationId: 'deleteNftWhitelistContract', summary: 'Delete a contract from the whitelist' })
   @ApiParam({
     name: 'contractAddress',
+    schema: { type: 'string', pattern: EVM_ADDRESS_PATTERN },
     description: 'Lowercase, uppercase hex or EIP-55.',
     example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
   })
