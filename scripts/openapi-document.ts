@@ -14,6 +14,16 @@ import { NestFactory } from '@nestjs/core';
 
 const BUILT = resolve(__dirname, '..', 'dist', 'src');
 
+/**
+ * The environment for a document that does not depend on where it was written: the webhooks
+ * section then states the default retry schedule and timeout, not this machine's settings, so
+ * the typed client generated from it is the same everywhere.
+ */
+export function portableDocumentEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { WEBHOOK_RETRY_SCHEDULE: _schedule, WEBHOOK_TIMEOUT_MS: _timeout, ...rest } = env;
+  return rest;
+}
+
 export async function writeBuiltOpenApiDocument(path: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   if (!existsSync(join(BUILT, 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first.');
   // Loaded from dist at run time so that the compiled, plugin-enhanced classes describe the API;

@@ -4,6 +4,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { CLIENT_SCHEMA, clientSchemaFor } from '../scripts/generate-client';
+import { portableDocumentEnv } from '../scripts/openapi-document';
 import { EVM_ADDRESS_PATTERN } from '../src/common/evm-address';
 import { OrgFixture, createOrgFixture, sampleBody } from './support/org-fixture';
 import { UNKNOWN_ID } from './support/nft';
@@ -90,17 +92,19 @@ describe('OpenAPI conformance through a validating proxy', () => {
   let dir: string;
   let strict: { url: string; process: ChildProcess };
   let answersOnly: { url: string; process: ChildProcess };
+  let documentPath: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'openapi-conformance-'));
-    const documentPath = join(dir, 'openapi.json');
+    documentPath = join(dir, 'openapi.json');
     // The document as production serves it: built with the compiler plugin, then read from dist/.
     await run(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build'], { cwd: ROOT, timeout: 60_000 });
-    const env = testEnv();
+    // Portable: the same document on every machine, which the typed client is generated from.
+    const env = portableDocumentEnv({ ...process.env, ...testEnv(), NODE_ENV: 'test' });
     await run(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--swc', 'scripts/openapi-document.ts', documentPath], {
       cwd: ROOT,
       timeout: 60_000,
-      env: { ...process.env, ...env, NODE_ENV: 'test' },
+      env,
     });
     doc = JSON.parse(readFileSync(documentPath, 'utf8')) as Json;
 
@@ -224,6 +228,10 @@ describe('OpenAPI conformance through a validating proxy', () => {
     }
     return cases;
   }
+
+  it('has the typed client of clients/typescript generated from this document (npm run client:generate)', async () => {
+    expect(await clientSchemaFor(documentPath)).toBe(readFileSync(CLIENT_SCHEMA, 'utf8'));
+  });
 
   it('answers every operation as the document says, for valid and for bad input', async () => {
     const all = operations();
