@@ -12,7 +12,7 @@ import { enforceJsonBodyRules } from './common/http/json-body-rules';
 import { requestIdMiddleware } from './common/http/request-id';
 import { AppConfig, servesApi } from './config/app-config';
 import { completeOpenApiDocument } from './openapi/openapi-document';
-import { addRequiredRoles } from './openapi/required-roles';
+import { addRequiredRoles, routeAccessTable } from './openapi/required-roles';
 
 const WORKER_PATHS = /^\/(health\/(live|ready)|metrics)$/;
 
@@ -99,7 +99,11 @@ export function buildOpenApiDocument(app: INestApplication) {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Organization API key' }, API_KEY_SCHEME)
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Platform operator key (OPERATOR_API_KEY)' }, OPERATOR_SCHEME)
     .build();
-  return completeOpenApiDocument(addRequiredRoles(app, SwaggerModule.createDocument(app, document)), app.get(AppConfig));
+  return completeOpenApiDocument(
+    addRequiredRoles(app, SwaggerModule.createDocument(app, document)),
+    app.get(AppConfig),
+    routeAccessTable(app),
+  );
 }
 
 function setupSwagger(app: INestApplication): void {

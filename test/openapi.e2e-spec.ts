@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ERROR_CATALOGUE } from '../src/common/errors/error-catalogue';
+import { CORE_ERROR_CODES, ERROR_CATALOGUE, NOT_PER_OPERATION } from '../src/common/errors/error-catalogue';
+import { operationIdProblems } from '../src/openapi/openapi-document';
 import { createTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -115,6 +116,50 @@ describe('OpenAPI document', () => {
       TOKEN_NOT_FOUND: expect.any(Object),
       WALLET_NOT_FOUND: expect.any(Object),
     });
+  });
+
+  it('lists every error status an operation can answer: its inputs, path ids, credential, rate limit', () => {
+    const listed = new Set<string>();
+    let operations = 0;
+    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, operation] of Object.entries<Record<string, any>>(item)) {
+        operations += 1;
+        const responses = operation.responses as Record<string, any>;
+        const where = `${method.toUpperCase()} ${path}`;
+        for (const [status, response] of Object.entries<Record<string, any>>(responses)) {
+          for (const code of Object.keys(response.content?.['application/problem+json']?.examples ?? {})) listed.add(code);
+          if (status === '429' || status === '503')
+            expect([where, status, response.headers?.['Retry-After']?.required]).toEqual([where, status, true]);
+        }
+        const statuses = Object.keys(responses);
+        expect([where, statuses]).toEqual([where, expect.arrayContaining(['500'])]);
+        if (operation.security.length > 0) {
+          const guard = operation.security[0].apiKey ? ['401', '403'] : ['401', '404'];
+          expect([where, statuses]).toEqual([where, expect.arrayContaining([...guard, '429', '503'])]);
+        }
+        if ((operation.parameters ?? []).length > 0 || operation.requestBody)
+          expect([where, statuses]).toEqual([where, expect.arrayContaining(['400'])]);
+        if ((operation.parameters ?? []).some((p: any) => p.in === 'path'))
+          expect([where, statuses]).toEqual([where, expect.arrayContaining(['404'])]);
+      }
+    }
+    expect(operations).toBeGreaterThan(40);
+    // A new code appears beside the operations that can answer with it, or says here why it does not.
+    expect(CORE_ERROR_CODES.filter((code) => !listed.has(code) && !(code in NOT_PER_OPERATION))).toEqual([]);
+    expect(Object.keys(NOT_PER_OPERATION).filter((code) => listed.has(code))).toEqual([]);
+    expect(doc.paths['/api/organization/v1/current-organization/webhooks/{webhookId}'].get.responses['404']).toEqual(
+      expect.objectContaining({
+        content: { 'application/problem+json': expect.objectContaining({ examples: { WEBHOOK_NOT_FOUND: expect.any(Object) } }) },
+      }),
+    );
+  });
+
+  it('gives every operation a unique camelCase operationId and a tag, for SDK generators', () => {
+    expect(operationIdProblems(doc as never)).toEqual([]);
+    expect(doc.paths['/v1/wallets'].get.operationId).toBe('listWallets');
+    expect(doc.paths['/v2/wallets/{walletId}/nft-balances'].get.operationId).toBe('getNftBalances');
+    expect(doc.paths['/api/organization/v1/current-organization/webhook-endpoints'].post.operationId).toBe('createWebhookEndpoint');
+    expect(JSON.stringify(doc)).not.toMatch(/Controller_/);
   });
 
   it('passes Redocly lint without errors, and Swagger UI serves it', async () => {

@@ -1,7 +1,9 @@
 import { getAddress } from 'viem';
 import { badRequest } from './errors/domain-error';
 
-const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** The shape of an EVM address as the OpenAPI document gives it (`pattern`); the checksum is checked apart. */
+export const EVM_ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
+const HEX_ADDRESS = new RegExp(EVM_ADDRESS_PATTERN);
 
 /**
  * Accepts an EVM address all-lowercase, all-uppercase hex, or in valid EIP-55 mixed case, and

@@ -1,5 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { completeOpenApiDocument, toOpenApi31Nullability } from './openapi-document';
+import { completeOpenApiDocument, operationIdProblems, toOpenApi31Nullability } from './openapi-document';
 import { describeProblemAnswers, problemCodesFor } from './problem-examples';
 import { formatDelay } from './webhooks-openapi';
 
@@ -131,5 +131,106 @@ describe('problem answers', () => {
     expect(responses['422'].content?.['application/problem+json'].examples.CHAIN_MANAGED.value).toEqual(
       expect.objectContaining({ status: 422, code: 'CHAIN_MANAGED', title: 'Unprocessable Entity', type: '/problems/chain-managed' }),
     );
+  });
+});
+
+describe('error answers from the catalogue', () => {
+  const document = (paths: Record<string, unknown>) =>
+    ({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths, components: { schemas: {} } }) as unknown as OpenAPIObject;
+  const answers = (doc: OpenAPIObject, path: string, method: 'get' | 'post') => {
+    const responses = doc.paths[path][method]?.responses as Record<string, any>;
+    return Object.fromEntries(
+      Object.entries(responses)
+        .filter(([status]) => Number(status) >= 400)
+        .map(([status, r]) => [status, Object.keys(r.content['application/problem+json'].examples)]),
+    );
+  };
+
+  it('list every status a guarded operation with a path id, a page key and a body can answer', () => {
+    const doc = document({
+      '/v1/wallets/{walletId}/things': {
+        post: {
+          security: [{ apiKey: [] }],
+          parameters: [
+            { name: 'walletId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+            { name: 'pageKey', in: 'query', required: false, schema: { type: 'string' } },
+          ],
+          requestBody: {
+            content: { 'application/json': { schema: { type: 'object', properties: { a: { pattern: '^0x[0-9a-fA-F]{40}$' } } } } },
+          },
+          responses: { '201': { description: 'ok' }, '422': { description: 'CHAIN_MANAGED: on chain.' } },
+        },
+      },
+    });
+    describeProblemAnswers(doc);
+    expect(answers(doc, '/v1/wallets/{walletId}/things', 'post')).toEqual({
+      '400': [
+        'VALIDATION_FAILED',
+        'INVALID_ADDRESS',
+        'INVALID_PAGE_KEY',
+        'INVALID_PATH_PARAMETER',
+        'MALFORMED_JSON',
+        'JSON_TOO_DEEP',
+        'INVALID_CHARACTER',
+        'BAD_REQUEST',
+      ],
+      '401': ['UNAUTHENTICATED', 'INVALID_API_KEY'],
+      '403': ['FORBIDDEN'],
+      '404': ['WALLET_NOT_FOUND'],
+      '413': ['PAYLOAD_TOO_LARGE'],
+      '415': ['UNSUPPORTED_MEDIA_TYPE'],
+      '422': ['CHAIN_MANAGED'],
+      '429': ['RATE_LIMITED'],
+      '500': ['INTERNAL_ERROR'],
+      '503': ['SERVICE_UNAVAILABLE'],
+    });
+    const responses = doc.paths['/v1/wallets/{walletId}/things'].post?.responses as Record<string, any>;
+    expect(Object.keys(responses['429'].headers)).toEqual(['Retry-After']);
+    expect(Object.keys(responses['503'].headers)).toEqual(['Retry-After']);
+    expect(Object.keys(responses['401'].headers)).toEqual(['WWW-Authenticate']);
+  });
+
+  it('leave the rate limit off the operations it skips, and guards off public ones', () => {
+    const doc = document({ '/health/live': { get: { security: [], responses: { '200': { description: 'ok' } } } } });
+    describeProblemAnswers(doc, () => ({ rateLimited: false }));
+    expect(answers(doc, '/health/live', 'get')).toEqual({ '500': ['INTERNAL_ERROR'] });
+  });
+
+  it('refuse a path id that no not-found code documents', () => {
+    const doc = document({
+      '/v1/gadgets/{gadgetId}': {
+        get: { parameters: [{ name: 'gadgetId', in: 'path', required: true, schema: { type: 'string' } }], responses: {} },
+      },
+    });
+    expect(() => describeProblemAnswers(doc)).toThrow('GET /v1/gadgets/{gadgetId}: no error code is documented on path:gadgetId.');
+  });
+});
+
+describe('toOpenApi31Nullability on Nest nullable references', () => {
+  it('turns the type object Nest writes beside one allOf member, which would refuse the null, into that member or null', () => {
+    expect(
+      toOpenApi31Nullability({ type: 'object', nullable: true, description: 'd', allOf: [{ $ref: '#/components/schemas/X' }] }),
+    ).toEqual({ description: 'd', anyOf: [{ $ref: '#/components/schemas/X' }, { type: 'null' }] });
+  });
+});
+
+describe('operationIdProblems', () => {
+  const doc = (ids: (string | undefined)[]) =>
+    ({
+      openapi: '3.1.0',
+      info: { title: 't', version: '1' },
+      paths: Object.fromEntries(ids.map((operationId, i) => [`/p${i}`, { get: { operationId, tags: ['T'], responses: {} } }])),
+    }) as unknown as OpenAPIObject;
+
+  it('accepts unique camelCase ids', () => {
+    expect(operationIdProblems(doc(['listWallets', 'getNftBalances']))).toEqual([]);
+  });
+
+  it('names Nest default ids, duplicates and missing ones', () => {
+    expect(operationIdProblems(doc(['WalletsController_create', 'listWallets', 'listWallets', undefined]))).toEqual([
+      'GET /p0: operationId WalletsController_create is not camelCase',
+      "GET /p2: operationId listWallets is also GET /p1's",
+      'GET /p3: no operationId',
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { AppConfig } from '../config/app-config';
 import { describeProblemAnswers } from './problem-examples';
+import { toOpenApiPath, type RouteAccess } from './required-roles';
 import { describeWebhooks } from './webhooks-openapi';
 
 /**
@@ -9,18 +10,37 @@ import { describeWebhooks } from './webhooks-openapi';
  * operations, and the `webhooks` section this service sends. Kept apart from configure-app.ts so
  * further document-wide additions (e.g. per-operation extensions) have one place to go.
  */
-export function completeOpenApiDocument(document: OpenAPIObject, config: Pick<AppConfig, 'webhook'>): OpenAPIObject {
+export function completeOpenApiDocument(
+  document: OpenAPIObject,
+  config: Pick<AppConfig, 'webhook'>,
+  routes: readonly RouteAccess[] = [],
+): OpenAPIObject {
   document.openapi = '3.1.0';
   document.info.license ??= { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
   // Relative to wherever the document is served from, so "try it out" targets this deployment.
   if (!document.servers || document.servers.length === 0) document.servers = [{ url: '/', description: 'This deployment' }];
   markPublicOperations(document);
-  describeProblemAnswers(document);
+  const byOperation = new Map(routes.map((r) => [`${r.method.toLowerCase()} ${toOpenApiPath(r.path)}`, r]));
+  describeUuidParameters(document, byOperation);
+  describeProblemAnswers(document, (method, path) => ({ rateLimited: byOperation.get(`${method} ${path}`)?.rateLimited ?? true }));
   describeWebhooks(document, config.webhook);
   return toOpenApi31Nullability(document);
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** Path ids the service refuses unless they are UUIDs say so, so clients and proxies check them too. */
+function describeUuidParameters(document: OpenAPIObject, routes: ReadonlyMap<string, RouteAccess>): void {
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const uuids = routes.get(`${method} ${path}`)?.uuidParams ?? [];
+      for (const parameter of item[method]?.parameters ?? []) {
+        if ('$ref' in parameter || parameter.in !== 'path' || !uuids.includes(parameter.name)) continue;
+        parameter.schema = { type: 'string', format: 'uuid' };
+      }
+    }
+  }
+}
 
 /**
  * Operations with no security requirement of their own (health probes) are public: an explicit
@@ -53,18 +73,49 @@ export function toOpenApi31Nullability<T>(value: T): T {
   }
   if (source.nullable !== true) return out as T;
 
-  if (typeof out.type === 'string' || Array.isArray(out.type)) {
+  // Nest writes a nullable reference as `type: object` beside `allOf: [$ref]`: a composition still.
+  const composed = ['$ref', 'allOf', 'oneOf', 'anyOf'].some((key) => key in out);
+  if (!composed && (typeof out.type === 'string' || Array.isArray(out.type))) {
     const types = [out.type].flat() as string[];
     out.type = types.includes('null') ? types : [...types, 'null'];
     if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...(out.enum as unknown[]), null];
     return out as T;
   }
   // A $ref, allOf, oneOf or anyOf: say "this, or null" without touching what it refers to.
-  const { description, example, examples, title, default: fallback, readOnly, writeOnly, deprecated, ...schema } = out;
+  const { description, example, examples, title, default: fallback, readOnly, writeOnly, deprecated, type, ...rest } = out;
+  // `type` beside a composition is Nest's, and would refuse the null; its one-member allOf is that member.
+  const nestReference = type !== undefined && Object.keys(rest).length === 1 && Array.isArray(rest.allOf) && rest.allOf.length === 1;
+  const schema = nestReference ? (rest.allOf as unknown[])[0] : composed ? rest : { type, ...rest };
   const annotations = Object.fromEntries(
     Object.entries({ title, description, example, examples, default: fallback, readOnly, writeOnly, deprecated }).filter(
       ([, v]) => v !== undefined,
     ),
   );
   return { ...annotations, anyOf: [schema, { type: 'null' }] } as T;
+}
+
+const OPERATION_ID = /^[a-z][a-zA-Z0-9]*$/;
+
+/**
+ * What keeps the document's operationIds from naming SDK methods: a missing, duplicated or
+ * non-camelCase id, such as Nest's default `WalletsController_create`. Every route sets its own
+ * with `@ApiOperation({ operationId })`; the OpenAPI e2e test requires this list to be empty.
+ */
+export function operationIdProblems(document: OpenAPIObject): string[] {
+  const problems: string[] = [];
+  const seen = new Map<string, string>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      const where = `${method.toUpperCase()} ${path}`;
+      const id = operation.operationId;
+      if (!id) problems.push(`${where}: no operationId`);
+      else if (!OPERATION_ID.test(id)) problems.push(`${where}: operationId ${id} is not camelCase`);
+      else if (seen.has(id)) problems.push(`${where}: operationId ${id} is also ${seen.get(id)}'s`);
+      if (id) seen.set(id, seen.get(id) ?? where);
+      if (!operation.tags || operation.tags.length === 0) problems.push(`${where}: no tag`);
+    }
+  }
+  return problems;
 }

@@ -1,8 +1,10 @@
 import { INestApplicationContext, RequestMethod } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { THROTTLER_SKIP } from '@nestjs/throttler/dist/throttler.constants';
 import type { Access } from '../common/auth/access';
+import { UuidPipe } from '../common/http/uuid-param';
 import { ACCESS_METADATA, ROLES, rolesAccepted } from '../common/auth/principal';
 
 /**
@@ -24,6 +26,10 @@ export interface RouteAccess {
   access: Access | undefined;
   /** Any one of these opens the route; empty for a public route. */
   requiredRoles: string[];
+  /** False where @SkipThrottle() exempts the route from the rate limit (the probes). */
+  rateLimited: boolean;
+  /** Path parameters that must be UUIDs (`UuidParam`): anything else is a 400. */
+  uuidParams: string[];
 }
 
 /** The roles that open a route: an API key holding one of them, or the operator key. */
@@ -57,9 +63,16 @@ export function routeAccessTable(app: INestApplicationContext): RouteAccess[] {
         if (paths === undefined) continue;
         const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
         const access = reflector.getAllAndOverride<Access | undefined>(ACCESS_METADATA, [handler, controller]);
+        // The rate limit has one throttler, `default` (RateLimitModule).
+        const rateLimited = reflector.getAllAndOverride<boolean | undefined>(`${THROTTLER_SKIP}default`, [handler, controller]) !== true;
+        const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {}) as Record<string, { pipes?: unknown[] }>;
+        const uuidParams = Object.values(args).flatMap((arg) =>
+          (arg.pipes ?? []).filter((pipe): pipe is UuidPipe => pipe instanceof UuidPipe).map((pipe) => pipe.name),
+        );
         for (const base of bases) {
           for (const sub of [paths].flat() as string[]) {
-            routes.push({ method, path: joinPath(base, sub), access, requiredRoles: requiredRoles(access, method) });
+            const path = joinPath(base, sub);
+            routes.push({ method, path, access, requiredRoles: requiredRoles(access, method), rateLimited, uuidParams });
           }
         }
       }
@@ -68,7 +81,7 @@ export function routeAccessTable(app: INestApplicationContext): RouteAccess[] {
   return routes.sort((a, b) => (a.path === b.path ? a.method.localeCompare(b.method) : a.path < b.path ? -1 : 1));
 }
 
-const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+export const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 
 /** Adds `x-required-roles` to every operation of the document (in place; returns it). */
 export function addRequiredRoles(app: INestApplicationContext, document: OpenAPIObject): OpenAPIObject {

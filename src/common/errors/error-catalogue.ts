@@ -7,7 +7,38 @@ export interface ErrorSpec {
   readonly title: string;
   /** One line for the README's table and the OpenAPI examples. */
   readonly meaning: string;
+  /**
+   * The operations of the OpenAPI document that list this code, by what they have in common (see
+   * `OperationTrait`). Codes without it are listed where a route's own response description names
+   * them (the rules of one endpoint), or nowhere when `NOT_PER_OPERATION` says why.
+   */
+  readonly documentedOn?: readonly OperationTrait[];
 }
+
+/**
+ * What makes an operation able to answer with a code, read from the OpenAPI document itself so a
+ * new route inherits every code its inputs and guards can produce:
+ * - `any`: every operation (an unexpected error);
+ * - `rateLimited`: every operation the rate limit applies to (all but the probes);
+ * - `apiKey`, `operatorKey`: operations behind that credential; `guarded`: behind either;
+ * - `input`: operations with a parameter or a body; `jsonBody`: with a body;
+ * - `uuidPath`: a path parameter of format uuid; `address`: a parameter or body field holding an
+ *   EVM address; `pageKey`, `idempotencyKey`: that parameter;
+ * - `path:<name>`: the path parameter `<name>`, whose unknown value is a 404 with this code.
+ */
+export type OperationTrait =
+  | 'any'
+  | 'rateLimited'
+  | 'apiKey'
+  | 'operatorKey'
+  | 'guarded'
+  | 'input'
+  | 'jsonBody'
+  | 'uuidPath'
+  | 'address'
+  | 'pageKey'
+  | 'idempotencyKey'
+  | `path:${string}`;
 
 /**
  * Every problem `code` this service answers with. A `DomainError` and its helpers take a key of
@@ -18,46 +49,128 @@ export interface ErrorSpec {
  */
 export const ERROR_CATALOGUE = {
   // 400
-  VALIDATION_FAILED: { status: 400, title: 'Bad Request', meaning: 'A field is missing or malformed; `errors` names each one.' },
-  INVALID_ADDRESS: { status: 400, title: 'Bad Request', meaning: 'An EVM address is malformed or its EIP-55 checksum is wrong.' },
-  INVALID_PAGE_KEY: { status: 400, title: 'Bad Request', meaning: '`pageKey` is not a key returned by the same endpoint.' },
-  INVALID_IDEMPOTENCY_KEY: { status: 400, title: 'Bad Request', meaning: '`Idempotency-Key` is not 1 to 255 printable ASCII characters.' },
-  INVALID_PATH_PARAMETER: { status: 400, title: 'Bad Request', meaning: 'An id in the path is not a UUID.' },
-  MALFORMED_JSON: { status: 400, title: 'Bad Request', meaning: 'The request body is not valid JSON.' },
-  JSON_TOO_DEEP: { status: 400, title: 'Bad Request', meaning: 'The request body nests deeper than allowed.' },
-  INVALID_CHARACTER: { status: 400, title: 'Bad Request', meaning: 'The request body contains a character that is not allowed.' },
-  BAD_REQUEST: { status: 400, title: 'Bad Request', meaning: 'The request could not be read (any other 400).' },
+  VALIDATION_FAILED: {
+    status: 400,
+    title: 'Bad Request',
+    meaning: 'A field is missing or malformed; `errors` names each one.',
+    documentedOn: ['input'],
+  },
+  INVALID_ADDRESS: {
+    status: 400,
+    title: 'Bad Request',
+    meaning: 'An EVM address is malformed or its EIP-55 checksum is wrong.',
+    documentedOn: ['address'],
+  },
+  INVALID_PAGE_KEY: {
+    status: 400,
+    title: 'Bad Request',
+    meaning: '`pageKey` is not a key returned by the same endpoint.',
+    documentedOn: ['pageKey'],
+  },
+  INVALID_IDEMPOTENCY_KEY: {
+    status: 400,
+    title: 'Bad Request',
+    meaning: '`Idempotency-Key` is not 1 to 255 printable ASCII characters.',
+    documentedOn: ['idempotencyKey'],
+  },
+  INVALID_PATH_PARAMETER: { status: 400, title: 'Bad Request', meaning: 'An id in the path is not a UUID.', documentedOn: ['uuidPath'] },
+  MALFORMED_JSON: { status: 400, title: 'Bad Request', meaning: 'The request body is not valid JSON.', documentedOn: ['jsonBody'] },
+  JSON_TOO_DEEP: { status: 400, title: 'Bad Request', meaning: 'The request body nests deeper than allowed.', documentedOn: ['jsonBody'] },
+  INVALID_CHARACTER: {
+    status: 400,
+    title: 'Bad Request',
+    meaning: 'The request body contains a character that is not allowed.',
+    documentedOn: ['jsonBody'],
+  },
+  BAD_REQUEST: { status: 400, title: 'Bad Request', meaning: 'The request could not be read (any other 400).', documentedOn: ['jsonBody'] },
   // 401, 403
-  UNAUTHENTICATED: { status: 401, title: 'Unauthorized', meaning: 'No credential was sent (`Authorization: Bearer <key>`).' },
-  INVALID_API_KEY: { status: 401, title: 'Unauthorized', meaning: 'The API key (or operator key) is unknown or revoked.' },
+  UNAUTHENTICATED: {
+    status: 401,
+    title: 'Unauthorized',
+    meaning: 'No credential was sent (`Authorization: Bearer <key>`).',
+    documentedOn: ['guarded'],
+  },
+  INVALID_API_KEY: {
+    status: 401,
+    title: 'Unauthorized',
+    meaning: 'The API key (or operator key) is unknown or revoked.',
+    documentedOn: ['guarded'],
+  },
   INVALID_METRICS_TOKEN: { status: 401, title: 'Unauthorized', meaning: 'The `/metrics` bearer token is not valid.' },
-  FORBIDDEN: { status: 403, title: 'Forbidden', meaning: 'The API key lacks a role the route requires.' },
+  FORBIDDEN: { status: 403, title: 'Forbidden', meaning: 'The API key lacks a role the route requires.', documentedOn: ['apiKey'] },
   // 404
   NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'Not found (a 404 raised by the framework).' },
   ROUTE_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'No route for this method and path (or this process serves no API).' },
-  OPERATOR_API_DISABLED: { status: 404, title: 'Not Found', meaning: 'The operator API is disabled on this deployment.' },
-  ORGANIZATION_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The organization does not exist.' },
-  API_KEY_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The API key does not exist in this organization.' },
-  WALLET_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The wallet is unknown, or another organization’s.' },
+  OPERATOR_API_DISABLED: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The operator API is disabled on this deployment.',
+    documentedOn: ['operatorKey'],
+  },
+  ORGANIZATION_NOT_FOUND: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The organization does not exist.',
+    documentedOn: ['path:organizationId'],
+  },
+  API_KEY_NOT_FOUND: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The API key does not exist in this organization.',
+    documentedOn: ['path:apiKeyId'],
+  },
+  WALLET_NOT_FOUND: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The wallet is unknown, or another organization’s.',
+    documentedOn: ['path:walletId'],
+  },
   TOKEN_NOT_FOUND: {
     status: 404,
     title: 'Not Found',
     meaning: 'The token is unknown, another organization’s, or hidden by the whitelist.',
+    documentedOn: ['path:tokenId'],
   },
-  TRANSACTION_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The transaction is unknown, or another organization’s.' },
-  CONTRACT_NOT_WHITELISTED: { status: 404, title: 'Not Found', meaning: 'The contract is not on the whitelist.' },
-  WEBHOOK_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The webhook is unknown, or another organization’s.' },
-  WEBHOOK_ENDPOINT_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'The webhook endpoint is unknown, or another organization’s.' },
+  TRANSACTION_NOT_FOUND: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The transaction is unknown, or another organization’s.',
+    documentedOn: ['path:transactionId'],
+  },
+  CONTRACT_NOT_WHITELISTED: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The contract is not on the whitelist.',
+    documentedOn: ['path:contractAddress'],
+  },
+  WEBHOOK_NOT_FOUND: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The webhook is unknown, or another organization’s.',
+    documentedOn: ['path:webhookId'],
+  },
+  WEBHOOK_ENDPOINT_NOT_FOUND: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The webhook endpoint is unknown, or another organization’s.',
+    documentedOn: ['path:endpointId'],
+  },
   // 405, 406, 409, 413, 415
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed', meaning: 'The method is not allowed on this path.' },
   NOT_ACCEPTABLE: { status: 406, title: 'Not Acceptable', meaning: 'No representation matches the `Accept` header.' },
   CONFLICT: { status: 409, title: 'Conflict', meaning: 'The request conflicts with the current state (a 409 raised by the framework).' },
   TOKEN_ALREADY_EXISTS: { status: 409, title: 'Conflict', meaning: 'A token with this id already exists.' },
-  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large', meaning: 'The request body is larger than `BODY_LIMIT_BYTES`.' },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    title: 'Payload Too Large',
+    meaning: 'The request body is larger than `BODY_LIMIT_BYTES`.',
+    documentedOn: ['jsonBody'],
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     title: 'Unsupported Media Type',
     meaning: 'The body is not `application/json`, or its encoding is not supported.',
+    documentedOn: ['jsonBody'],
   },
   // 422
   UNPROCESSABLE: {
@@ -130,15 +243,36 @@ export const ERROR_CATALOGUE = {
     status: 429,
     title: 'Too Many Requests',
     meaning: 'Too many requests (or webhook sends); retry after `Retry-After` seconds.',
+    documentedOn: ['rateLimited'],
   },
   INTERNAL_ERROR: {
     status: 500,
     title: 'Internal Server Error',
     meaning: 'An unexpected error; the log line with the same `requestId` tells more.',
+    documentedOn: ['any'],
   },
-  SERVICE_UNAVAILABLE: { status: 503, title: 'Service Unavailable', meaning: 'PostgreSQL is unreachable or busy; retry shortly.' },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    title: 'Service Unavailable',
+    meaning: 'PostgreSQL is unreachable or busy; retry shortly.',
+    documentedOn: ['guarded'],
+  },
   NOT_READY: { status: 503, title: 'Service Unavailable', meaning: 'Readiness probe: PostgreSQL or Redis is unreachable.' },
 } as const satisfies Record<string, ErrorSpec>;
+
+/**
+ * Codes no operation of the OpenAPI document lists, and why; every other code is listed by at
+ * least one operation (test/openapi.e2e-spec.ts), so a new code cannot go undocumented.
+ */
+export const NOT_PER_OPERATION: Partial<Record<CoreErrorCode, string>> = {
+  NOT_FOUND: 'raised by the framework only; routes answer with a specific code',
+  ROUTE_NOT_FOUND: 'the answer when no operation matches',
+  METHOD_NOT_ALLOWED: 'the answer when no operation matches',
+  NOT_ACCEPTABLE: 'raised by the framework only',
+  CONFLICT: 'raised by the framework only; routes answer with a specific code',
+  UNPROCESSABLE: 'raised by the framework only; routes answer with a specific code',
+  INVALID_METRICS_TOKEN: '`/metrics` is a scrape target, not an operation of the document',
+};
 
 /**
  * Codes an extension module declares for its own errors, by declaration merging from the

@@ -2,8 +2,9 @@ import { Param, PipeTransform } from '@nestjs/common';
 import { badRequest } from '../errors/domain-error';
 import { UUID_PATTERN } from '../pagination/page-key';
 
-class UuidPipe implements PipeTransform<string, string> {
-  constructor(private readonly name: string) {}
+/** Exported so the OpenAPI document can give the parameters it guards `format: uuid`. */
+export class UuidPipe implements PipeTransform<string, string> {
+  constructor(readonly name: string) {}
 
   transform(value: string): string {
     if (typeof value !== 'string' || !UUID_PATTERN.test(value)) {

@@ -1,8 +1,11 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 
 export class PageQueryDto {
   /** Items per page, 1 to 1000. */
+  // Explicit, not left to the Swagger compiler plugin: with a default the parameter is optional.
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'Items per page, 1 to 1000.' })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -11,6 +14,7 @@ export class PageQueryDto {
   pageSize: number = 100;
 
   /** Opaque key from the previous page's `nextPageKey`. */
+  @ApiPropertyOptional({ type: String, maxLength: 1024, description: "Opaque key from the previous page's `nextPageKey`." })
   @IsOptional()
   @IsString()
   @MaxLength(1024)

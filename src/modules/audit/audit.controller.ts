@@ -28,14 +28,14 @@ export const EXPORT_PREVIOUS_HASH_HEADER = 'x-audit-previous-hash';
 /** Response header naming the first line (1-based) hashed with AUDIT_CHAIN_KEY; absent when no line is. */
 export const EXPORT_KEYED_FROM_HEADER = 'x-audit-keyed-from-line';
 
-@ApiTags('Organization')
+@ApiTags('Audit log')
 @Controller('api/organization/v1/current-organization/audit-log')
 export class AuditController {
   constructor(private readonly audit: AuditService) {}
 
   @Get()
   @Auth('admin')
-  @ApiOperation({ summary: 'Audit log of the organization, newest first' })
+  @ApiOperation({ operationId: 'listAuditLogEntries', summary: 'Audit log of the organization, newest first' })
   async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: PageQueryDto): Promise<AuditLogPageDto> {
     const page = await this.audit.page(key.organizationId, query.pageSize, query.pageKey);
     return { entries: page.items.map((entry) => AuditEntryDto.from(entry)), nextPageKey: page.nextPageKey };
@@ -44,6 +44,7 @@ export class AuditController {
   @Get('verify')
   @Auth('auditor')
   @ApiOperation({
+    operationId: 'verifyAuditLog',
     summary: 'Recompute the audit hash chain',
     description:
       'Checks every entry since the retention checkpoint against the previous hash. `valid: false` names the first entry ' +
@@ -56,6 +57,7 @@ export class AuditController {
   @Get('export')
   @Auth('auditor')
   @ApiOperation({
+    operationId: 'exportAuditLog',
     summary: 'Export the audit log as NDJSON, oldest first, with hashes',
     description:
       'One entry per line, in chain order, streamed. The `x-audit-previous-hash` header is the hash the first line ' +

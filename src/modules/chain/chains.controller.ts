@@ -23,6 +23,7 @@ export class ChainsAdminController {
 
   @Get()
   @ApiOperation({
+    operationId: 'listChains',
     summary: 'Followed chains: head, applied block, lag and last error of each follower',
     description: 'Read from the followers’ cursors in the database: an unreachable node never fails or slows this answer.',
   })
@@ -41,6 +42,7 @@ export class WalletSyncController {
   @Auth('write')
   @HttpCode(202)
   @ApiOperation({
+    operationId: 'syncWallet',
     summary: "Replay a wallet's history on a chain from a block (in the background)",
     description:
       'Records the movements of the wallet’s address from `fromBlock` up to the block the follower has applied (at most 1,000,000 ' +

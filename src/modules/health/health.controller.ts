@@ -31,16 +31,20 @@ export class HealthController implements OnModuleDestroy {
   ) {}
 
   @Get('health/live')
-  @ApiOperation({ summary: 'Liveness probe: the process is up', description: 'Public: no API key.' })
+  @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness probe: the process is up', description: 'Public: no API key.' })
   @ApiOkResponse({ type: HealthDto, description: 'The process is up.' })
   live(): HealthDto {
     return { status: 'ok' };
   }
 
   @Get('health/ready')
-  @ApiOperation({ summary: 'Readiness probe: PostgreSQL and Redis are reachable', description: 'Public: no API key.' })
+  @ApiOperation({
+    operationId: 'getReadiness',
+    summary: 'Readiness probe: PostgreSQL and Redis are reachable',
+    description: 'Public: no API key.',
+  })
   @ApiOkResponse({ type: HealthDto, description: 'PostgreSQL and Redis are reachable.' })
-  @ApiServiceUnavailableResponse({ description: 'PostgreSQL or Redis is unreachable (problem details).' })
+  @ApiServiceUnavailableResponse({ description: 'NOT_READY: PostgreSQL or Redis is unreachable.' })
   async ready(): Promise<HealthDto> {
     try {
       await this.health.check([() => this.database.pingCheck('database', { timeout: CHECK_TIMEOUT_MS }), () => this.redisCheck('redis')]);

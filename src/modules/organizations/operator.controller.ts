@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { OperatorAuth } from '../../common/auth/access';
 import { ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
 import { UuidParam } from '../../common/http/uuid-param';
@@ -17,20 +17,24 @@ export class OperatorController {
   constructor(private readonly organizations: OrganizationsService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create an organization (webhooks and whitelist start disabled)' })
+  @ApiOperation({ operationId: 'createOrganization', summary: 'Create an organization (webhooks and whitelist start disabled)' })
   async create(@Body() body: CreateOrganizationDto, @ReqMeta() meta: RequestMeta): Promise<OrganizationDto> {
     return OrganizationDto.from(await this.organizations.createOrganization(body.name, OPERATOR, meta));
   }
 
   @Get()
-  @ApiOperation({ summary: 'List organizations' })
+  @ApiOperation({ operationId: 'listOrganizations', summary: 'List organizations' })
   async list(@Query() query: PageQueryDto): Promise<OrganizationPageDto> {
     const page = await this.organizations.listOrganizations(query.pageSize, query.pageKey);
     return { organizations: page.items.map((organization) => OrganizationDto.from(organization)), nextPageKey: page.nextPageKey };
   }
 
   @Post(':organizationId/api-keys')
-  @ApiOperation({ summary: 'Create an API key for an organization; the key is shown only in this answer' })
+  @ApiOperation({
+    operationId: 'createOrganizationApiKey',
+    summary: 'Create an API key for an organization; the key is shown only in this answer',
+  })
+  @ApiUnprocessableEntityResponse({ description: 'API_KEY_LIMIT_REACHED: the organization has the most active keys allowed.' })
   async createKey(
     @UuidParam('organizationId') organizationId: string,
     @Body() body: CreateApiKeyDto,
@@ -42,7 +46,7 @@ export class OperatorController {
 
   @Delete(':organizationId/api-keys/:apiKeyId')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Revoke an API key (refused everywhere within 5 s)' })
+  @ApiOperation({ operationId: 'revokeOrganizationApiKey', summary: 'Revoke an API key (refused everywhere within 5 s)' })
   async revokeKey(
     @UuidParam('organizationId') organizationId: string,
     @UuidParam('apiKeyId') apiKeyId: string,

@@ -17,7 +17,10 @@ export class PortalController {
   private readonly assets = loadPortalAssets();
 
   @Get()
-  @ApiOperation({ summary: 'The portal page: sign in with an admin or auditor API key (kept in sessionStorage only)' })
+  @ApiOperation({
+    operationId: 'getPortalPage',
+    summary: 'The portal page: sign in with an admin or auditor API key (kept in sessionStorage only)',
+  })
   @ApiProduces('text/html')
   @ApiOkResponse({ description: 'A static file.' })
   page(@Res() res: Response): void {
@@ -25,7 +28,7 @@ export class PortalController {
   }
 
   @Get('portal.js')
-  @ApiOperation({ summary: 'The script of the portal page' })
+  @ApiOperation({ operationId: 'getPortalScript', summary: 'The script of the portal page' })
   @ApiProduces('text/javascript')
   @ApiOkResponse({ description: 'A static file.' })
   script(@Res() res: Response): void {
@@ -33,7 +36,7 @@ export class PortalController {
   }
 
   @Get('portal.css')
-  @ApiOperation({ summary: 'The styles of the portal page' })
+  @ApiOperation({ operationId: 'getPortalStyles', summary: 'The styles of the portal page' })
   @ApiProduces('text/css')
   @ApiOkResponse({ description: 'A static file.' })
   styles(@Res() res: Response): void {
@@ -41,7 +44,10 @@ export class PortalController {
   }
 
   @Get('uplot.js')
-  @ApiOperation({ summary: 'The chart library (uPlot), served by the service so the page needs no CDN' })
+  @ApiOperation({
+    operationId: 'getPortalChartScript',
+    summary: 'The chart library (uPlot), served by the service so the page needs no CDN',
+  })
   @ApiProduces('text/javascript')
   @ApiOkResponse({ description: 'A static file.' })
   chartScript(@Res() res: Response): void {
@@ -49,7 +55,7 @@ export class PortalController {
   }
 
   @Get('uplot.css')
-  @ApiOperation({ summary: 'The styles of the chart library' })
+  @ApiOperation({ operationId: 'getPortalChartStyles', summary: 'The styles of the chart library' })
   @ApiProduces('text/css')
   @ApiOkResponse({ description: 'A static file.' })
   chartStyles(@Res() res: Response): void {

@@ -32,6 +32,7 @@ export class TokenMetadataRefreshController {
   @Auth('write')
   @HttpCode(202)
   @ApiOperation({
+    operationId: 'refreshTokenMetadata',
     summary:
       'Fetch the metadata of a chain token again from its token URI, in the background (emits nft / Token / update when a field changes)',
   })

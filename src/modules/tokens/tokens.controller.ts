@@ -16,7 +16,7 @@ export class TokensController {
 
   @Post()
   @Auth('write')
-  @ApiOperation({ summary: 'Record a token with its metadata (emits nft / Token / create)' })
+  @ApiOperation({ operationId: 'createToken', summary: 'Record a token with its metadata (emits nft / Token / create)' })
   @ApiCreatedResponse({ type: TokenDto })
   @ApiConflictResponse({ description: 'TOKEN_ALREADY_EXISTS: same contract and blockchainTokenId in this organization.' })
   async create(@CurrentKey() key: ApiKeyPrincipal, @Body() body: CreateTokenRequestDto): Promise<TokenDto> {
@@ -25,7 +25,7 @@ export class TokensController {
 
   @Get(':tokenId')
   @Auth('read')
-  @ApiOperation({ summary: 'Get one token with its metadata' })
+  @ApiOperation({ operationId: 'getToken', summary: 'Get one token with its metadata' })
   @ApiOkResponse({ type: TokenDto })
   @ApiNotFoundResponse({ description: 'TOKEN_NOT_FOUND: unknown, another organization’s, or hidden by the whitelist.' })
   async get(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('tokenId') tokenId: string): Promise<TokenDto> {
@@ -35,6 +35,7 @@ export class TokensController {
   @Patch(':tokenId')
   @Auth('write')
   @ApiOperation({
+    operationId: 'updateToken',
     summary: 'Change token metadata (emits nft / Token / update with the changed fields; nothing when nothing changed)',
   })
   @ApiOkResponse({ type: TokenDto })

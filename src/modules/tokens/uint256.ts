@@ -3,7 +3,8 @@ import { ValidateBy, ValidationOptions } from 'class-validator';
 export const UINT256_MAX = (1n << 256n) - 1n;
 
 /** Canonical decimal: no sign, no leading zeros, no exponent; 78 digits is the most a uint256 needs. */
-const CANONICAL_DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
+export const UINT256_DECIMAL_PATTERN = '^(0|[1-9][0-9]{0,77})$';
+const CANONICAL_DECIMAL = new RegExp(UINT256_DECIMAL_PATTERN);
 
 /** The value of a canonical uint256 decimal string, or null when the string is not one. */
 export function parseUint256(input: unknown): bigint | null {

@@ -16,6 +16,7 @@ export class BalancesController {
   @Get(':walletId/nft-balances')
   @Auth('read')
   @ApiOperation({
+    operationId: 'getNftBalances',
     summary: 'NFTs held by a wallet, with their tokens and metadata',
     description:
       'Only amounts above zero, ordered by tokenId. With the whitelist on, tokens of contracts not on it are absent. ' +

@@ -12,6 +12,8 @@ export const DEFAULT_AMOUNT = '1';
 /** How long a client may retry under the same Idempotency-Key and get the first answer back. */
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 /** Printable ASCII without spaces, as sent by common clients (UUIDs, ULIDs, random tokens). */
+/** 1 to 255 printable ASCII characters without spaces; the OpenAPI document states the same. */
+export const IDEMPOTENCY_KEY_SCHEMA = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' } as const;
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export interface MovementRequest {

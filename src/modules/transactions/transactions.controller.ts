@@ -19,7 +19,7 @@ import { CreateTransactionBatchRequestDto } from './dto/create-transaction-batch
 import { CreateTransactionRequestDto } from './dto/create-transaction.request.dto';
 import { TransactionBatchDto } from './dto/transaction-batch.response.dto';
 import { TransactionDto } from './dto/transaction.response.dto';
-import { isValidIdempotencyKey } from './transaction.rules';
+import { IDEMPOTENCY_KEY_SCHEMA, isValidIdempotencyKey } from './transaction.rules';
 import { TransactionsService } from './transactions.service';
 
 @ApiTags('Transactions')
@@ -30,6 +30,7 @@ export class TransactionsController {
   @Post()
   @Auth('write')
   @ApiOperation({
+    operationId: 'createTransaction',
     summary: 'Record an NFT mint, transfer or burn (emits transaction / Transaction / create)',
     description:
       'No fromWalletId mints, no toWalletId burns. amount defaults to "1". Tokens with a chainId are moved only by the ' +
@@ -38,6 +39,7 @@ export class TransactionsController {
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
+    schema: { ...IDEMPOTENCY_KEY_SCHEMA },
     description:
       'Retry-safe key (1-255 printable ASCII characters). The same key and request within 24 h return the first ' +
       'answer and record nothing new; the same key with a different request is a 422 IDEMPOTENCY_KEY_REUSED. ' +
@@ -47,8 +49,8 @@ export class TransactionsController {
   @ApiNotFoundResponse({ description: 'TOKEN_NOT_FOUND or WALLET_NOT_FOUND.' })
   @ApiUnprocessableEntityResponse({
     description:
-      'INSUFFICIENT_BALANCE (nothing changes), CHAIN_MANAGED (the token has a chainId: only the followed chain moves it; ' +
-      'nothing changes) or IDEMPOTENCY_KEY_REUSED.',
+      'INSUFFICIENT_BALANCE or BALANCE_OVERFLOW (nothing changes), CHAIN_MANAGED (the token has a chainId: only the followed ' +
+      'chain moves it; nothing changes) or IDEMPOTENCY_KEY_REUSED.',
   })
   async create(
     @CurrentKey() key: ApiKeyPrincipal,
@@ -65,6 +67,7 @@ export class TransactionsController {
   @Post('batch')
   @Auth('write')
   @ApiOperation({
+    operationId: 'createTransactionBatch',
     summary: 'Record up to 1,000 mints, transfers and burns at once, all or nothing',
     description:
       'Each item is a body of POST /v1/transactions. Every item is validated first: malformed items answer 400 ' +
@@ -77,6 +80,7 @@ export class TransactionsController {
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
+    schema: { ...IDEMPOTENCY_KEY_SCHEMA },
     description:
       'Covers the whole batch: the same key and the same items (in the same order) within 24 h return the first ' +
       'answer and record nothing new; the same key with different items is a 422 IDEMPOTENCY_KEY_REUSED.',
@@ -86,7 +90,8 @@ export class TransactionsController {
   @ApiNotFoundResponse({ description: 'TOKEN_NOT_FOUND or WALLET_NOT_FOUND for the item at `errors[0].index`; nothing recorded.' })
   @ApiUnprocessableEntityResponse({
     description:
-      'INSUFFICIENT_BALANCE or CHAIN_MANAGED (a token followed on chain) for the item at `errors[0].index` (nothing recorded), ' +
+      'INSUFFICIENT_BALANCE, BALANCE_OVERFLOW or CHAIN_MANAGED (a token followed on chain) for the item at `errors[0].index` ' +
+      '(nothing recorded), ' +
       'or IDEMPOTENCY_KEY_REUSED.',
   })
   async createBatch(
@@ -103,7 +108,7 @@ export class TransactionsController {
 
   @Get(':transactionId')
   @Auth('read')
-  @ApiOperation({ summary: 'Get one transaction' })
+  @ApiOperation({ operationId: 'getTransaction', summary: 'Get one transaction' })
   @ApiOkResponse({ type: TransactionDto })
   @ApiNotFoundResponse({ description: 'TRANSACTION_NOT_FOUND: unknown, or another organization’s.' })
   async get(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('transactionId') transactionId: string): Promise<TransactionDto> {

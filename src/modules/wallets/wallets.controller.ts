@@ -16,7 +16,7 @@ export class WalletsController {
 
   @Post()
   @Auth('write')
-  @ApiOperation({ summary: 'Create a wallet (emits custodialAccount / Wallet / create)' })
+  @ApiOperation({ operationId: 'createWallet', summary: 'Create a wallet (emits custodialAccount / Wallet / create)' })
   @ApiCreatedResponse({ type: WalletDto })
   async create(@CurrentKey() key: ApiKeyPrincipal, @Body() body: CreateWalletRequestDto): Promise<WalletDto> {
     return WalletDto.from(await this.wallets.create(key.organizationId, body));
@@ -24,7 +24,7 @@ export class WalletsController {
 
   @Get()
   @Auth('read')
-  @ApiOperation({ summary: "List the organization's wallets, oldest first" })
+  @ApiOperation({ operationId: 'listWallets', summary: "List the organization's wallets, oldest first" })
   @ApiOkResponse({ type: WalletPageDto })
   async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: PageQueryDto): Promise<WalletPageDto> {
     const page = await this.wallets.list(key.organizationId, query.pageSize, query.pageKey);
@@ -33,7 +33,7 @@ export class WalletsController {
 
   @Get(':walletId')
   @Auth('read')
-  @ApiOperation({ summary: 'Get one wallet' })
+  @ApiOperation({ operationId: 'getWallet', summary: 'Get one wallet' })
   @ApiOkResponse({ type: WalletDto })
   @ApiNotFoundResponse({ description: 'WALLET_NOT_FOUND: unknown, or another organization’s.' })
   async get(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('walletId') walletId: string): Promise<WalletDto> {

@@ -9,14 +9,14 @@ import { UpdateWebhookConfigDto } from './dto/update-webhook-config.request.dto'
 import { WebhookConfigDto } from './dto/webhook-config.response.dto';
 import { WebhookConfigService } from './webhook-config.service';
 
-@ApiTags('Organization')
+@ApiTags('Webhook configuration')
 @Auth('admin')
 @Controller('api/organization/v1/current-organization/webhook-config')
 export class WebhookConfigController {
   constructor(private readonly webhookConfig: WebhookConfigService) {}
 
   @Get()
-  @ApiOperation({ summary: "The organization's webhook configuration (the shared secret is never shown)" })
+  @ApiOperation({ operationId: 'getWebhookConfig', summary: "The organization's webhook configuration (the shared secret is never shown)" })
   @ApiOkResponse({ type: WebhookConfigDto })
   async get(@CurrentKey() key: ApiKeyPrincipal): Promise<WebhookConfigDto> {
     return WebhookConfigDto.from(await this.webhookConfig.get(key.organizationId));
@@ -25,6 +25,7 @@ export class WebhookConfigController {
   @Patch()
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'updateWebhookConfig',
     summary: 'Change any subset of url, enabled, sharedSecret and webhookTypes',
     description:
       'Fields left out keep their value; an empty body changes nothing. `url` and `sharedSecret` may be ' +
@@ -46,6 +47,7 @@ export class WebhookConfigController {
   @Post('rotate-secret')
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'rotateWebhookConfigSecret',
     summary: 'Replace the shared secret while the old one keeps signing for a while',
     description:
       'The new secret (given, or generated and returned once) signs every webhook from now on. Until ' +

@@ -28,7 +28,7 @@ const ENDPOINT_ID = {
 } as const;
 const NOT_FOUND = { description: "WEBHOOK_ENDPOINT_NOT_FOUND: no such endpoint (another organization's is as unknown)." };
 
-@ApiTags('Organization')
+@ApiTags('Webhook endpoints')
 @Auth('admin')
 @Controller('api/organization/v1/current-organization/webhook-endpoints')
 export class WebhookEndpointsController {
@@ -36,6 +36,7 @@ export class WebhookEndpointsController {
 
   @Get()
   @ApiOperation({
+    operationId: 'listWebhookEndpoints',
     summary: "List the organization's webhook endpoints: the default one first, then the others in creation order",
     description: 'Secrets are never shown, only `hasSharedSecret`.',
   })
@@ -47,6 +48,7 @@ export class WebhookEndpointsController {
 
   @Post()
   @ApiOperation({
+    operationId: 'createWebhookEndpoint',
     summary: 'Add a webhook endpoint beside the default one',
     description:
       'At most 20 endpoints per organization, the default one included. Without `sharedSecret` the ' +
@@ -68,7 +70,7 @@ export class WebhookEndpointsController {
   }
 
   @Get(':endpointId')
-  @ApiOperation({ summary: 'One webhook endpoint' })
+  @ApiOperation({ operationId: 'getWebhookEndpoint', summary: 'One webhook endpoint' })
   @ApiParam(ENDPOINT_ID)
   @ApiOkResponse({ type: WebhookEndpointDto })
   @ApiNotFoundResponse(NOT_FOUND)
@@ -79,6 +81,7 @@ export class WebhookEndpointsController {
   @Patch(':endpointId')
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'updateWebhookEndpoint',
     summary: 'Change any subset of url, webhookTypes, sharedSecret, enabled, description and filters',
     description:
       'Fields left out keep their value; an empty body changes nothing. `sharedSecret` replaces the secret at ' +
@@ -104,7 +107,7 @@ export class WebhookEndpointsController {
 
   @Delete(':endpointId')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a webhook endpoint; its pending webhooks stop' })
+  @ApiOperation({ operationId: 'deleteWebhookEndpoint', summary: 'Delete a webhook endpoint; its pending webhooks stop' })
   @ApiParam(ENDPOINT_ID)
   @ApiNoContentResponse({ description: 'Deleted.' })
   @ApiNotFoundResponse(NOT_FOUND)
@@ -120,6 +123,7 @@ export class WebhookEndpointsController {
   @Post(':endpointId/rotate-secret')
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'rotateWebhookEndpointSecret',
     summary: "Replace the endpoint's shared secret while the old one keeps signing for a while",
     description:
       'As POST webhook-config/rotate-secret, for this endpoint: the new secret (given, or generated and returned ' +

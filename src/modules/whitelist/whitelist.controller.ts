@@ -8,6 +8,7 @@ import {
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
+import { EVM_ADDRESS_PATTERN } from '../../common/evm-address';
 import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
 import { PageQueryDto } from '../../common/pagination/page-query.dto';
@@ -15,21 +16,24 @@ import { AddWhitelistContractsDto, UpdateNftWhitelistDto } from './dto/whitelist
 import { AddedWhitelistContractsDto, NftWhitelistDto, NftWhitelistSettingsDto } from './dto/whitelist.response.dto';
 import { WhitelistService } from './whitelist.service';
 
-@ApiTags('Organization')
+@ApiTags('NFT whitelist')
 @Auth('admin')
 @Controller('api/organization/v1/current-organization/nft-whitelist')
 export class WhitelistController {
   constructor(private readonly whitelist: WhitelistService) {}
 
   @Get()
-  @ApiOperation({ summary: 'The NFT contract whitelist: whether it is on, and one page of its contracts' })
+  @ApiOperation({ operationId: 'getNftWhitelist', summary: 'The NFT contract whitelist: whether it is on, and one page of its contracts' })
   async get(@CurrentKey() key: ApiKeyPrincipal, @Query() query: PageQueryDto): Promise<NftWhitelistDto> {
     const page = await this.whitelist.get(key.organizationId, query.pageSize, query.pageKey);
     return { enabled: page.enabled, contractAddresses: page.items, nextPageKey: page.nextPageKey };
   }
 
   @Patch()
-  @ApiOperation({ summary: 'Switch the whitelist on or off; takes effect on the next request everywhere' })
+  @ApiOperation({
+    operationId: 'updateNftWhitelist',
+    summary: 'Switch the whitelist on or off; takes effect on the next request everywhere',
+  })
   async update(
     @CurrentKey() key: ApiKeyPrincipal,
     @Body() body: UpdateNftWhitelistDto,
@@ -40,7 +44,10 @@ export class WhitelistController {
 
   @Post('contracts')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Add contracts to the whitelist (1 to 1,000; those already present are not errors)' })
+  @ApiOperation({
+    operationId: 'addNftWhitelistContracts',
+    summary: 'Add contracts to the whitelist (1 to 1,000; those already present are not errors)',
+  })
   @ApiBadRequestResponse({ description: 'INVALID_ADDRESS naming each bad entry (`contractAddresses[3]`); nothing is added.' })
   @ApiUnprocessableEntityResponse({ description: 'WHITELIST_FULL: the request would exceed the limit; nothing is added.' })
   async add(
@@ -53,9 +60,10 @@ export class WhitelistController {
 
   @Delete('contracts/:contractAddress')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a contract from the whitelist' })
+  @ApiOperation({ operationId: 'deleteNftWhitelistContract', summary: 'Delete a contract from the whitelist' })
   @ApiParam({
     name: 'contractAddress',
+    schema: { type: 'string', pattern: EVM_ADDRESS_PATTERN },
     description: 'Lowercase, uppercase hex or EIP-55.',
     example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
   })

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsObject, IsOptional, IsString, Matches, ValidateNested } from 'class-validator';
-import { IsUint256String } from '../uint256';
+import { IsUint256String, UINT256_DECIMAL_PATTERN } from '../uint256';
 import { TokenMetadataRequestDto } from './token-metadata.request.dto';
 
 export class CreateTokenRequestDto {
@@ -18,7 +18,7 @@ export class CreateTokenRequestDto {
    * Token id on the blockchain: a uint256 as a decimal string.
    * @example "42"
    */
-  @ApiProperty({ example: '42', description: 'uint256 as a decimal string.' })
+  @ApiProperty({ example: '42', description: 'uint256 as a decimal string.', pattern: UINT256_DECIMAL_PATTERN })
   @IsUint256String()
   blockchainTokenId: string;
 

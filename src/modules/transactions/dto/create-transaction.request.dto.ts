@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsUUID } from 'class-validator';
-import { IsUint256String } from '../../tokens/uint256';
+import { IsUint256String, UINT256_DECIMAL_PATTERN } from '../../tokens/uint256';
 
 /** No fromWalletId mints, no toWalletId burns, both transfer; one of them is required. */
 export class CreateTransactionRequestDto {
@@ -23,6 +23,7 @@ export class CreateTransactionRequestDto {
     type: String,
     default: '1',
     example: '1',
+    pattern: UINT256_DECIMAL_PATTERN,
     description: 'How many units move: a decimal string from 1 to 2^256-1.',
   })
   @IsOptional()

@@ -20,7 +20,7 @@ export class RotateSecretDto {
    * How long the replaced secret keeps signing beside the new one, in seconds (0 to 604800, default
    * 86400). 0 stops it at once.
    */
-  @ApiProperty({ type: Number, required: false, minimum: 0, maximum: MAX_PREVIOUS_SECRET_VALID_SECONDS, default: 86_400 })
+  @ApiProperty({ type: 'integer', required: false, minimum: 0, maximum: MAX_PREVIOUS_SECRET_VALID_SECONDS, default: 86_400 })
   @ValidateIf(present('previousSecretValidSeconds'))
   @IsInt()
   @Min(0)

@@ -34,6 +34,7 @@ export class WebhooksController {
 
   @Get('webhooks')
   @ApiOperation({
+    operationId: 'listWebhooks',
     summary: 'Delivery log, newest first',
     description:
       'Filters combine: `status`, `endpointId`, `webhookType` (repeatable) and a creation-time window `since` (inclusive) ' +
@@ -54,6 +55,7 @@ export class WebhooksController {
   @OrganizationSendLimit()
   @HttpCode(202)
   @ApiOperation({
+    operationId: 'replayWebhooks',
     summary: 'Send again every webhook created in a time window, by status, endpoint and types',
     description:
       'Each selected webhook is sent again with its own id and body, re-signed at send time, with a fresh retry ' +
@@ -73,7 +75,7 @@ export class WebhooksController {
   }
 
   @Get('webhooks/:webhookId')
-  @ApiOperation({ summary: 'One webhook with its body as sent and every attempt' })
+  @ApiOperation({ operationId: 'getWebhook', summary: 'One webhook with its body as sent and every attempt' })
   async get(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('webhookId') id: string): Promise<WebhookDetailDto> {
     const { delivery, attempts } = await this.webhooks.get(key.organizationId, id);
     return {
@@ -86,7 +88,7 @@ export class WebhooksController {
   @Post('webhooks/:webhookId/redeliver')
   @OrganizationSendLimit()
   @HttpCode(202)
-  @ApiOperation({ summary: 'Send a webhook again: same id and body, signed with the current secret' })
+  @ApiOperation({ operationId: 'redeliverWebhook', summary: 'Send a webhook again: same id and body, signed with the current secret' })
   @ApiAcceptedResponse({ type: AcceptedWebhookDto })
   @ApiUnprocessableEntityResponse({
     description: 'WEBHOOK_CONFIG_INCOMPLETE: url or sharedSecret missing. WEBHOOK_ENDPOINT_DELETED: its endpoint no longer exists.',
@@ -102,7 +104,7 @@ export class WebhooksController {
   @Post('webhook-config/test')
   @OrganizationSendLimit()
   @HttpCode(202)
-  @ApiOperation({ summary: 'Send a WebhookTest webhook to the configured url' })
+  @ApiOperation({ operationId: 'testWebhookConfig', summary: 'Send a WebhookTest webhook to the configured url' })
   @ApiAcceptedResponse({ type: AcceptedWebhookDto })
   @ApiUnprocessableEntityResponse({ description: 'WEBHOOK_CONFIG_INCOMPLETE: url or sharedSecret missing.' })
   async test(@CurrentKey() key: ApiKeyPrincipal, @Body() body: TestWebhookDto, @ReqMeta() meta: RequestMeta): Promise<AcceptedWebhookDto> {
@@ -112,7 +114,10 @@ export class WebhooksController {
   @Post('webhook-endpoints/:endpointId/test')
   @OrganizationSendLimit()
   @HttpCode(202)
-  @ApiOperation({ summary: 'Send a WebhookTest webhook to one endpoint, whatever its enabled switch and types say' })
+  @ApiOperation({
+    operationId: 'testWebhookEndpoint',
+    summary: 'Send a WebhookTest webhook to one endpoint, whatever its enabled switch and types say',
+  })
   @ApiAcceptedResponse({ type: AcceptedWebhookDto })
   @ApiNotFoundResponse({ description: 'WEBHOOK_ENDPOINT_NOT_FOUND' })
   async testEndpoint(

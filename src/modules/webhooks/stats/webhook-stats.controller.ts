@@ -20,6 +20,7 @@ export class WebhookStatsController {
 
   @Get()
   @ApiOperation({
+    operationId: 'getWebhookStats',
     summary: 'Delivery statistics per minute or hour',
     description:
       'Counts the webhooks created in [`since`, `until`) (default: the 24 hours before now), in buckets of `bucket` ' +

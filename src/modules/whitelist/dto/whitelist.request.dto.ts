@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean } from 'class-validator';
+import { EVM_ADDRESS_PATTERN } from '../../../common/evm-address';
 
 export class UpdateNftWhitelistDto {
   /** True hides every NFT whose contract is not on the whitelist; false shows all NFTs again. */
@@ -14,7 +15,8 @@ export class AddWhitelistContractsDto {
    * request and nothing is added.
    */
   @ApiProperty({
-    type: [String],
+    type: 'array',
+    items: { type: 'string', pattern: EVM_ADDRESS_PATTERN },
     minItems: 1,
     maxItems: 1000,
     example: ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'],
