@@ -4573,7 +4573,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description REPLAY_TOO_LARGE: more than 10,000 webhooks match; narrow the window or filters. */
+            /** @description REPLAY_TOO_LARGE: more than 10,000 webhooks match; narrow the window or filters. OUTSIDE_RETENTION: `since` is earlier than WEBHOOK_RETENTION keeps webhooks. */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -65,7 +65,10 @@ export class WebhooksController {
   })
   @ApiAcceptedResponse({ type: ReplayAcceptedDto })
   @ApiNotFoundResponse({ description: 'WEBHOOK_ENDPOINT_NOT_FOUND: endpointId names no endpoint of the organization.' })
-  @ApiUnprocessableEntityResponse({ description: 'REPLAY_TOO_LARGE: more than 10,000 webhooks match; narrow the window or filters.' })
+  @ApiUnprocessableEntityResponse({
+    description:
+      'REPLAY_TOO_LARGE: more than 10,000 webhooks match; narrow the window or filters. OUTSIDE_RETENTION: `since` is earlier than WEBHOOK_RETENTION keeps webhooks.',
+  })
   async replay(
     @CurrentKey() key: ApiKeyPrincipal,
     @Body() body: ReplayWebhooksDto,
