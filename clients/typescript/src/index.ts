@@ -1,7 +1,17 @@
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
-import type { components, operations, paths } from './schema';
+import type { components, operations, paths, webhooks } from './schema';
 
-export type { components, operations, paths };
+export type { components, operations, paths, webhooks };
+
+/** The webhook types an organization can subscribe to (the document's `webhooks` section). */
+export type WebhookType = keyof webhooks;
+
+/**
+ * The JSON body of a webhook of `type` as the service sends it, e.g. `WebhookBody<'nft'>`. Parse
+ * it only after the signature checked out over the raw bytes (see the README, "Webhooks").
+ */
+export type WebhookBody<T extends WebhookType> =
+  NonNullable<webhooks[T]['post']> extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
 
 /** Every response schema of the API by name, e.g. `Schemas['WalletDto']`. */
 export type Schemas = components['schemas'];
