@@ -52,10 +52,10 @@ describe('read replicas: GET requests read a streaming replica within the lag bo
       return (await statementsOn(cluster.replicaUrl, table)) > 0;
     });
 
-  const whitelistOnReplica = async (organizationId: string) =>
-    (
-      await sql<{ enabled: boolean }>(cluster.replicaUrl, 'select enabled from nft_whitelist where organization_id = $1', [organizationId])
-    )[0]?.enabled ?? false;
+  const whitelistOn = async (url: string, organizationId: string) =>
+    (await sql<{ enabled: boolean }>(url, 'select enabled from nft_whitelist where organization_id = $1', [organizationId]))[0]?.enabled ??
+    false;
+  const whitelistOnReplica = (organizationId: string) => whitelistOn(cluster.replicaUrl, organizationId);
 
   beforeAll(async () => {
     // Assigned before starting, so that afterAll removes whatever a failed start left behind.
@@ -136,6 +136,11 @@ describe('read replicas: GET requests read a streaming replica within the lag bo
     await cluster.waitForReplay();
     await untilReplicaServes(app, WHITELIST, 'nft_whitelist');
     const before = (await app.http().get(WHITELIST).set(bearer(readerKey)).expect(200)).body.enabled as boolean;
+    // What the service answered is what both servers hold (the replica replayed everything above).
+    expect({ primary: await whitelistOn(cluster.primaryUrl, org.id), replica: await whitelistOnReplica(org.id) }).toEqual({
+      primary: before,
+      replica: before,
+    });
     await cluster.pauseReplay();
     try {
       await app.http().patch(WHITELIST).set(bearer(org.adminKey)).send({ enabled: !before }).expect(200);

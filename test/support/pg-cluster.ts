@@ -129,8 +129,21 @@ export class PgCluster {
     }
   }
 
-  async pauseReplay(): Promise<void> {
+  /**
+   * Pauses replay on the replica and waits until it is actually paused: pg_wal_replay_pause only
+   * requests it, and the replica pauses at the next record it reads, so the primary writes one
+   * (a transaction with an id commits a WAL record) until the replica reports `paused`.
+   */
+  async pauseReplay(timeoutMs = 10_000): Promise<void> {
     await sql(this.replicaUrl, 'select pg_wal_replay_pause()');
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const [{ state }] = await sql<{ state: string }>(this.replicaUrl, 'select pg_get_wal_replay_pause_state() as state');
+      if (state === 'paused') return;
+      if (Date.now() > deadline) throw new Error(`the replica's replay did not pause in ${timeoutMs} ms (state ${state})`);
+      await sql(this.primaryUrl, 'select pg_current_xact_id()');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 
   async resumeReplay(): Promise<void> {
