@@ -8,30 +8,22 @@ import { databaseName } from '../src/database/database-url';
 import { WEBHOOK_QUEUE } from '../src/modules/webhooks/engine/webhook-jobs';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { sql } from './support/nft';
-import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
+import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
-import { CONFIG_PATH, configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
+import {
+  CONFIG_PATH,
+  configureWebhooks,
+  createWallet,
+  deliveryLog,
+  idsByResource,
+  signatureIsValid,
+  WEBHOOKS_PATH,
+} from './support/webhooks';
 
 const SECRET = 'fault-drills-shared-secret-0001';
 let prefixCounter = 0;
 const uniquePrefix = () => `tfd${process.env.TEST_RUN_ID}n${(prefixCounter += 1)}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Webhook ids received per resource: what "nothing lost" is counted on. */
-function idsByResource(received: ReceivedWebhook[]): Map<string, Set<string>> {
-  const map = new Map<string, Set<string>>();
-  for (const w of received) {
-    const resourceId = String(w.body.resourceId);
-    if (!map.has(resourceId)) map.set(resourceId, new Set());
-    map.get(resourceId)!.add(String(w.body.id));
-  }
-  return map;
-}
-
-async function deliveryLog(t: TestApp, org: TestOrganization) {
-  const res = await t.http().get(`${WEBHOOKS_PATH}?pageSize=1000`).set(bearer(org.adminKey)).expect(200);
-  return res.body.webhooks as { id: string; resourceId: string; status: string; attemptCount: number }[];
-}
 
 describe('PostgreSQL connections dropped mid-request', () => {
   let t: TestApp;

@@ -1,30 +1,14 @@
 import { Client } from 'pg';
 import { databaseName } from '../src/database/database-url';
-import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
+import { bearer, createOrganization, expectProblem } from './support/factories';
 import { TestPgBouncer } from './support/pgbouncer';
-import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
+import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
-import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
+import { configureWebhooks, createWallet, deliveryLog, idsByResource, signatureIsValid } from './support/webhooks';
 
 const SECRET = 'pgbouncer-shared-secret-0001';
 const STATEMENT_BOUND = '1500ms';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Webhook ids received per resource: what "exactly once" is counted on. */
-function idsByResource(received: ReceivedWebhook[]): Map<string, Set<string>> {
-  const map = new Map<string, Set<string>>();
-  for (const w of received) {
-    const resourceId = String(w.body.resourceId);
-    if (!map.has(resourceId)) map.set(resourceId, new Set());
-    map.get(resourceId)!.add(String(w.body.id));
-  }
-  return map;
-}
-
-async function deliveryLog(t: TestApp, org: TestOrganization) {
-  const res = await t.http().get(`${WEBHOOKS_PATH}?pageSize=1000`).set(bearer(org.adminKey)).expect(200);
-  return res.body.webhooks as { id: string; resourceId: string; status: string }[];
-}
 
 /**
  * The service behind a PgBouncer in transaction pooling mode with PgBouncer's default

@@ -37,3 +37,20 @@ export function signatureIsValid(webhook: ReceivedWebhook, sharedSecret: string)
   const expected = createHmac('sha256', sharedSecret).update(webhook.raw).digest('base64');
   return webhook.headers['x-service-webhook-hmac'] === expected;
 }
+
+/** Webhook ids received per resource: what "nothing lost" and "exactly once" are counted on. */
+export function idsByResource(received: ReceivedWebhook[]): Map<string, Set<string>> {
+  const map = new Map<string, Set<string>>();
+  for (const w of received) {
+    const resourceId = String(w.body.resourceId);
+    if (!map.has(resourceId)) map.set(resourceId, new Set());
+    map.get(resourceId)!.add(String(w.body.id));
+  }
+  return map;
+}
+
+/** The organization's delivery log, first 1,000 entries, as the API shows it. */
+export async function deliveryLog(t: HttpTarget, org: TestOrganization) {
+  const res = await t.http().get(`${WEBHOOKS_PATH}?pageSize=1000`).set(bearer(org.adminKey)).expect(200);
+  return res.body.webhooks as { id: string; resourceId: string; status: string; attemptCount: number }[];
+}
