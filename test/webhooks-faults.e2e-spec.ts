@@ -236,7 +236,16 @@ describe('webhook delivery under faults', () => {
       await configureWebhooks(api, org, { url: receiver.url, sharedSecret: SECRET });
       first = await startWorker(workerEnv);
       const walletId = await createWallet(api, org);
-      await receiver.waitFor((r) => r.length === 1, 30_000);
+      const [hung] = await receiver.waitFor((r) => r.length === 1, 30_000);
+      // The attempt's row is written only with its result; until then the log shows it under way.
+      const during = await api
+        .http()
+        .get(`${WEBHOOKS_PATH}/${String(hung.body.id)}`)
+        .set(bearer(org.adminKey));
+      expect(during.body.attemptCount).toBe(1);
+      expect(during.body.attempts).toEqual([
+        expect.objectContaining({ attempt: 1, responseStatus: null, error: expect.stringMatching(/in flight/) }),
+      ]);
       first.kill('SIGKILL');
       await new Promise((r) => first!.once('exit', r));
 
@@ -254,7 +263,9 @@ describe('webhook delivery under faults', () => {
             .set(bearer(org.adminKey)),
         (res) => res.body.status === 'succeeded',
       );
+      expect(detail.body.attempts).toHaveLength(2);
       expect(detail.body.attempts[0].error).toMatch(/worker stopped/);
+      expect(detail.body.attempts[0].startedAtUtc).toBe(during.body.attempts[0].startedAtUtc);
       expect(detail.body.attempts[1].responseStatus).toBe(200);
     } finally {
       first?.kill('SIGKILL');

@@ -62,6 +62,8 @@ export interface AttemptResult {
   endpointId: string;
   attempt: number;
   cycleStartAttempt: number;
+  /** When the attempt was claimed (the webhook's last_attempt_at while it is in flight). */
+  startedAt: Date;
   durationMs: number;
   responseStatus: number | null;
   error: string | null;
@@ -71,10 +73,17 @@ export interface AttemptResult {
 }
 
 /**
- * Recorded on an attempt's row when it is claimed, so a worker that dies mid-request leaves an
- * honest log; the result overwrites it.
+ * An attempt's row is written once, with its result. Until then the webhook row alone says an
+ * attempt is under way (attempt_count ahead of the attempts recorded, last_attempt_at its start,
+ * next_attempt_at the end of its lease), and the log shows it from there: in flight while the lease
+ * runs, then as interrupted. The next claim of the webhook writes the interrupted attempt's row,
+ * which a late result still overwrites.
  */
 export const INTERRUPTED = 'the worker stopped before the attempt completed';
+export const IN_FLIGHT = 'in flight: no answer recorded yet';
+
+/** An attempt as the delivery log shows it: recorded, or inferred from the webhook row while in flight. */
+export type LoggedAttempt = Pick<WebhookAttempt, 'attempt' | 'startedAt' | 'durationMs' | 'responseStatus' | 'error'>;
 
 export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery> {
   private get knex(): Knex {
@@ -110,8 +119,26 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     return this.findOne({ organizationId, id });
   }
 
-  attempts(deliveryId: string) {
-    return this.getEntityManager().find(WebhookAttempt, { deliveryId }, { orderBy: { attempt: 'asc' } });
+  /** The webhook's attempts, oldest first, including the one under way (see INTERRUPTED). */
+  async attempts(delivery: WebhookDelivery, now = new Date()): Promise<LoggedAttempt[]> {
+    const recorded: LoggedAttempt[] = await this.getEntityManager().find(
+      WebhookAttempt,
+      { deliveryId: delivery.id },
+      { orderBy: { attempt: 'asc' } },
+    );
+    const last = recorded.at(-1)?.attempt ?? 0;
+    if (delivery.attemptCount > last && delivery.lastAttemptAt) {
+      const leaseRuns =
+        delivery.status === 'pending' && delivery.nextAttemptAt !== null && delivery.nextAttemptAt.getTime() > now.getTime();
+      recorded.push({
+        attempt: delivery.attemptCount,
+        startedAt: delivery.lastAttemptAt,
+        durationMs: 0,
+        responseStatus: null,
+        error: leaseRuns ? IN_FLIGHT : INTERRUPTED,
+      });
+    }
+    return recorded;
   }
 
   /** The webhooks among `ids` that exist, in one statement. */
@@ -146,29 +173,26 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
 
   /**
    * Creates the webhooks judged from their events, in the caller's transaction (the one that
-   * marks the events judged). A claimed one starts with attempt 1 recorded as in flight until its
-   * lease ends, exactly as a separate claim would leave it; the others are due at once.
+   * marks the events judged). A claimed one starts with attempt 1 under way until its lease ends,
+   * exactly as a separate claim would leave it; the others are due at once.
    */
   async createJudged(trx: Knex.Transaction, rows: readonly NewDelivery[], now: Date, leaseUntil: Date): Promise<void> {
     if (rows.length === 0) return;
     await execute(
       trx,
-      `with u as (
-         select * from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[])
-           as u(id, event_id, endpoint_id, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, claimed)
-       ), d as (
-         insert into webhook_delivery (id, event_id, endpoint_id, created_at, organization_id, webhook_type, resource_type, resource_id, action,
-           payload, event_created_at, status, attempt_count, cycle_start_attempt, last_attempt_at, next_attempt_at)
-         select id, event_id, endpoint_id, ?, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, 'pending',
-                case when claimed then 1 else 0 end, 0,
-                case when claimed then ?::timestamptz end,
-                case when claimed then ?::timestamptz else ?::timestamptz end
-           from u
-         returning id, attempt_count
-       )
-       insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status, error)
-       select id, attempt_count, ?, 0, null, ? from d where attempt_count > 0`,
+      `insert into webhook_delivery (id, event_id, endpoint_id, created_at, organization_id, webhook_type, resource_type, resource_id, action,
+         payload, event_created_at, status, attempt_count, cycle_start_attempt, last_attempt_at, next_attempt_at)
+       select id, event_id, endpoint_id, ?, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, 'pending',
+              case when claimed then 1 else 0 end, 0,
+              case when claimed then ?::timestamptz end,
+              case when claimed then ?::timestamptz else ?::timestamptz end
+         from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[])
+           as u(id, event_id, endpoint_id, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, claimed)`,
       [
+        now,
+        now,
+        leaseUntil,
+        now,
         rows.map((r) => r.id),
         rows.map((r) => r.eventId),
         rows.map((r) => r.endpointId),
@@ -180,12 +204,6 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         rows.map((r) => r.payload),
         rows.map((r) => r.eventCreatedAt),
         rows.map((r) => r.claimed),
-        now,
-        now,
-        leaseUntil,
-        now,
-        now,
-        INTERRUPTED,
       ],
     );
   }
@@ -193,10 +211,12 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
   /**
    * Claims the next attempt of each webhook that nobody else claimed, finished or changed since it
    * was read (the attempt count read is the version: two workers can never claim the same
-   * attempt), in one statement. Returns the attempt number and retry cycle start of each claimed.
+   * attempt), in one statement. The previous attempt, if its result was never written (its worker
+   * stopped), gets its interrupted row here, started when the webhook row says it did. Returns
+   * the attempt number and retry cycle start of each claimed.
    */
   async claim(
-    rows: readonly { id: string; expectedAttemptCount: number }[],
+    rows: readonly { id: string; expectedAttemptCount: number; previousStartedAt: string | Date | null }[],
     now: Date,
     leaseUntil: Date,
   ): Promise<Map<string, { attempt: number; cycleStartAttempt: number }>> {
@@ -206,15 +226,23 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
       this.knex,
       `with d as (
          update webhook_delivery w set attempt_count = w.attempt_count + 1, last_attempt_at = ?, next_attempt_at = ?
-           from unnest(?::uuid[], ?::int[]) as u(id, expected)
+           from unnest(?::uuid[], ?::int[], ?::timestamptz[]) as u(id, expected, previous_started_at)
           where w.id = u.id and w.status = 'pending' and w.attempt_count = u.expected
-         returning w.id, w.attempt_count, w.cycle_start_attempt
+         returning w.id, w.attempt_count, w.cycle_start_attempt, u.previous_started_at
        ), a as (
          insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status, error)
-         select id, attempt_count, ?, 0, null, ? from d
+         select id, attempt_count - 1, previous_started_at, 0, null, ? from d where attempt_count > 1 and previous_started_at is not null
+         on conflict (delivery_id, attempt) do nothing
        )
        select id, attempt_count, cycle_start_attempt from d`,
-      [now, leaseUntil, rows.map((r) => r.id), rows.map((r) => r.expectedAttemptCount), now, INTERRUPTED],
+      [
+        now,
+        leaseUntil,
+        rows.map((r) => r.id),
+        rows.map((r) => r.expectedAttemptCount),
+        rows.map((r) => r.previousStartedAt),
+        INTERRUPTED,
+      ] as never[],
     );
     for (const r of claimed) out.set(r.id, { attempt: r.attempt_count, cycleStartAttempt: r.cycle_start_attempt });
     return out;
@@ -224,19 +252,16 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
   async unclaim(id: string, attempt: number, lastAttemptAt: string | Date | null, nextAttemptAt: string | Date | null): Promise<void> {
     await execute(
       this.knex,
-      `with d as (
-         update webhook_delivery set attempt_count = attempt_count - 1, last_attempt_at = ?::timestamptz, next_attempt_at = ?::timestamptz
-          where id = ? and attempt_count = ? and status = 'pending'
-         returning id
-       )
-       delete from webhook_attempt where delivery_id in (select id from d) and attempt = ?`,
-      [lastAttemptAt, nextAttemptAt, id, attempt, attempt],
+      `update webhook_delivery set attempt_count = attempt_count - 1, last_attempt_at = ?::timestamptz, next_attempt_at = ?::timestamptz
+        where id = ? and attempt_count = ? and status = 'pending'`,
+      [lastAttemptAt, nextAttemptAt, id, attempt],
     );
   }
 
   /**
-   * Records many attempts' results in one statement. Each attempt's own row always gets its
-   * outcome (it did happen); the webhook's state changes only if that attempt is still its
+   * Records many attempts' results in one statement. Each attempt's own row is written with its
+   * outcome (it did happen; it replaces an interrupted row a later claim wrote meanwhile); the
+   * webhook's state changes only if that attempt is still its
    * current one (compare-and-set on the attempt count and the retry cycle): a redelivery or a
    * newer claim made while the request was in flight is never overwritten by the late result.
    * Returns the ids whose state was set.
@@ -246,11 +271,13 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     const recorded = await queryRows<{ id: string }>(
       this.knex,
       `with u as (
-         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[])
-           as u(id, attempt, cycle_start_attempt, duration_ms, response_status, error, status, next_attempt_at, succeeded_at)
+         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::timestamptz[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[])
+           as u(id, attempt, cycle_start_attempt, started_at, duration_ms, response_status, error, status, next_attempt_at, succeeded_at)
        ), a as (
-         update webhook_attempt wa set duration_ms = u.duration_ms, response_status = u.response_status, error = u.error
-           from u where wa.delivery_id = u.id and wa.attempt = u.attempt
+         insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status, error)
+         select id, attempt, started_at, duration_ms, response_status, error from u
+         on conflict (delivery_id, attempt) do update
+           set duration_ms = excluded.duration_ms, response_status = excluded.response_status, error = excluded.error
        ), d as (
          update webhook_delivery w set status = u.status, next_attempt_at = u.next_attempt_at,
                 last_response_status = u.response_status, succeeded_at = coalesce(u.succeeded_at, w.succeeded_at)
@@ -263,6 +290,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         rows.map((r) => r.id),
         rows.map((r) => r.attempt),
         rows.map((r) => r.cycleStartAttempt),
+        rows.map((r) => r.startedAt),
         rows.map((r) => r.durationMs),
         rows.map((r) => r.responseStatus),
         rows.map((r) => r.error),

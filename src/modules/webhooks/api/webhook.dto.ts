@@ -4,7 +4,7 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, IsOptional, IsUUI
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 import { formatUtc } from '../../../common/time';
 import { WEBHOOK_TYPES, WebhookType } from '../../domain-events/domain-event.catalogue';
-import type { WebhookAttempt } from '../webhook-attempt.entity';
+import type { LoggedAttempt } from '../webhook-delivery.repository';
 import { DELIVERY_STATUSES, DeliveryStatus, WebhookDelivery } from '../webhook-delivery.entity';
 
 export class WebhookListQueryDto extends PageQueryDto {
@@ -151,7 +151,7 @@ export class WebhookAttemptDto {
   @ApiProperty({ type: String, nullable: true })
   error: string | null;
 
-  static from(attempt: WebhookAttempt): WebhookAttemptDto {
+  static from(attempt: LoggedAttempt): WebhookAttemptDto {
     return {
       attempt: attempt.attempt,
       startedAtUtc: formatUtc(attempt.startedAt),

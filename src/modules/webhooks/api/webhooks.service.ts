@@ -70,7 +70,7 @@ export class WebhooksService {
   async get(organizationId: string, id: string) {
     const delivery = await this.deliveries.findInOrganization(organizationId, id);
     if (!delivery) throw notFound('WEBHOOK_NOT_FOUND', `Webhook ${id} does not exist.`);
-    return { delivery, attempts: await this.deliveries.attempts(id) };
+    return { delivery, attempts: await this.deliveries.attempts(delivery) };
   }
 
   /** Sends the same id and body again, re-signed with the current secret, with a fresh retry cycle. */

@@ -166,7 +166,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
         this.carry(
           webhooks.map((w) => ({
             id: w.row.id,
-            run: w.first ? this.start(w.first, leaseUntil) : this.busy(w.row.organizationId, w.row.endpointId),
+            run: w.first ? this.start(w.first, now, leaseUntil) : this.busy(w.row.organizationId, w.row.endpointId),
           })),
         ),
       );
@@ -184,14 +184,18 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     }
     try {
       const claims = await this.deliveries.claim(
-        plan.claim.map((c) => ({ id: c.attempt.id, expectedAttemptCount: c.expectedAttemptCount })),
+        plan.claim.map((c) => ({
+          id: c.attempt.id,
+          expectedAttemptCount: c.expectedAttemptCount,
+          previousStartedAt: c.attempt.previous.lastAttemptAt,
+        })),
         now,
         leaseUntil,
       );
       for (const { attempt } of plan.claim) {
         const claim = claims.get(attempt.id);
         // Unclaimed: claimed, finished or changed by someone else since it was read; their job carries it on.
-        outcome.set(key('webhook', attempt.id), claim ? this.start({ ...attempt, ...claim }, leaseUntil) : Promise.resolve());
+        outcome.set(key('webhook', attempt.id), claim ? this.start({ ...attempt, ...claim }, now, leaseUntil) : Promise.resolve());
       }
     } catch (error) {
       // The events' attempts above are claimed and must still be made; only these fail.
@@ -225,8 +229,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /** Starts an attempt while the rest of the batch is still being handled; its caller listens later. */
-  private start(attempt: PlannedAttempt, leaseUntil: Date): Promise<void> {
-    const running = this.attempt(attempt, leaseUntil);
+  private start(attempt: PlannedAttempt, claimedAt: Date, leaseUntil: Date): Promise<void> {
+    const running = this.attempt(attempt, claimedAt, leaseUntil);
     running.catch(() => undefined);
     return running;
   }
@@ -263,7 +267,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /** Makes one claimed attempt and records its result; throws to have the job run again later. */
-  private async attempt(claim: PlannedAttempt, leaseUntil: Date): Promise<void> {
+  private async attempt(claim: PlannedAttempt, claimedAt: Date, leaseUntil: Date): Promise<void> {
     if (claim.receiver !== null && !(await this.acquireSlots(claim.organizationId, claim.receiver))) {
       await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
       throw this.busy(claim.organizationId, claim.endpointId);
@@ -301,6 +305,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       endpointId: claim.endpointId,
       attempt: claim.attempt,
       cycleStartAttempt: claim.cycleStartAttempt,
+      startedAt: claimedAt,
       durationMs: result.durationMs,
       responseStatus: result.status,
       error: result.error,
