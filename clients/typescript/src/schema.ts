@@ -1457,6 +1457,11 @@ export interface components {
         WebhookAttemptDto: {
             /** @description HTTP status the receiver answered; null when no answer came (timeout, connection error). */
             responseStatus: number | null;
+            /**
+             * @description Why the attempt did not succeed; null when it did. An attempt under way reads
+             *     `in flight: no answer recorded yet`, one whose worker stopped mid-request
+             *     `the worker stopped before the attempt completed`.
+             */
             error: string | null;
             attempt: number;
             startedAtUtc: string;

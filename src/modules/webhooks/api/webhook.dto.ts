@@ -148,6 +148,11 @@ export class WebhookAttemptDto {
   /** HTTP status the receiver answered; null when no answer came (timeout, connection error). */
   @ApiProperty({ type: Number, nullable: true })
   responseStatus: number | null;
+  /**
+   * Why the attempt did not succeed; null when it did. An attempt under way reads
+   * `in flight: no answer recorded yet`, one whose worker stopped mid-request
+   * `the worker stopped before the attempt completed`.
+   */
   @ApiProperty({ type: String, nullable: true })
   error: string | null;
 
