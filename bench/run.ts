@@ -36,7 +36,7 @@ import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { buildWebhookBody, signWebhookBody } from '../src/modules/webhooks/engine/webhook.rules';
 import { formatUtc } from '../src/common/time';
 import { fixedRateReads, RequestPathHarness, requestCounts, requestPathGoals, requestPathTable, writeScenarios } from './request-path';
-import { CpuMeter, measureCpu } from './webhook-cpu';
+import { CpuMeter, measureCpu, WorkProfile } from './webhook-cpu';
 import { balancesAsOfScenario } from './balances-as-of';
 import { chainLedgerScenario } from './chain-ledger';
 
@@ -438,14 +438,25 @@ const insertEventsSql = (count: number) =>
  * EVENTS events committed in one transaction; the trigger's NOTIFY wakes the relay at commit.
  * With `endpoints` > 1 each event fans out to that many endpoints: that many webhooks each.
  */
-async function burst(db: Client, receiver: ChildProcess, organizationId: string, endpoints = 1): Promise<DeliveryResult> {
+async function burst(db: Client, receiver: ChildProcess, organizationId: string, endpoints = 1, events = EVENTS): Promise<DeliveryResult> {
   await ask(receiver, 'reset', { secret: SHARED_SECRET });
   await db.query('begin');
-  await db.query(insertEventsSql(EVENTS), [organizationId]);
+  await db.query(insertEventsSql(events), [organizationId]);
   await db.query('commit');
   const committedAt = Date.now();
-  const stats = await waitForAll(receiver, EVENTS * endpoints, 240_000);
-  return summariseDelivery(stats, EVENTS * endpoints, committedAt);
+  const stats = await waitForAll(receiver, events * endpoints, 240_000);
+  return summariseDelivery(stats, events * endpoints, committedAt);
+}
+
+/**
+ * Before a CPU measurement: a burst of a fifth of the size, unmeasured, so every process measured
+ * has compiled its hot paths (a cold process spends a third more CPU on its first thousands of
+ * webhooks), then a VACUUM ANALYZE of the history tables, so no burst pays for cleaning up after
+ * the one before it. Every configuration is then measured in the same state.
+ */
+async function warmUp(db: Client, receiver: ChildProcess, organizationId: string): Promise<void> {
+  await burst(db, receiver, organizationId, 1, Math.max(1, Math.round(EVENTS / 5)));
+  await db.query('vacuum analyze domain_event, webhook_delivery, webhook_attempt');
 }
 
 /** Events committed one transaction at a time at STEADY_RATE per second. */
@@ -710,10 +721,28 @@ async function main(): Promise<void> {
       log(`  ${baseline.deliveriesPerSecond}/s`);
       log(`webhookThroughput: service, one worker, ${EVENTS} events committed at once`);
       const cpuMeter = (pids: () => number[]) => new CpuMeter(pids, new URL(databaseUrl).pathname.slice(1));
-      const oneWorker = await measureCpu(
-        cpuMeter(() => [service.child.pid!]),
+      const profileRedis = new IORedis(REDIS_URL, { maxRetriesPerRequest: 1 });
+      cleanups.push(() => profileRedis.quit());
+      const profile =
+        env.BENCH_PROFILE === '1'
+          ? new WorkProfile(
+              db,
+              (section) => profileRedis.info(section),
+              () => profileRedis.config('RESETSTAT'),
+            )
+          : null;
+      /** measureCpu, plus the statements and Redis commands per webhook with BENCH_PROFILE=1. */
+      const measured = async (label: string, pids: () => number[], run: () => Promise<DeliveryResult>) => {
+        await profile?.start();
+        const result = await measureCpu(cpuMeter(pids), run, db);
+        if (profile) log(`  work per webhook, ${label}:\n${(await profile.report(result.delivered)).join('\n')}`);
+        return result;
+      };
+      await warmUp(db, receiver.child, data.hookOrg.id);
+      const oneWorker = await measured(
+        'one worker',
+        () => [service.child.pid!],
         () => burst(db, receiver.child, data.hookOrg.id),
-        db,
       );
       log(
         `  ${oneWorker.deliveriesPerSecond}/s, commit-to-receipt p50 ${oneWorker.latencyP50Ms} ms, p99 ${oneWorker.latencyP99Ms} ms, ${oneWorker.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(oneWorker.cpuMs)}, per webhook ${JSON.stringify(oneWorker.perWebhook)}`,
@@ -725,15 +754,26 @@ async function main(): Promise<void> {
       log('scale-out: a second worker process (ROLE=worker)');
       const worker = await Service.start(databaseUrl, 'worker');
       cleanups.push(() => worker.stop());
-      const twoWorkers = await measureCpu(
-        cpuMeter(() => [service.child.pid!, worker.child.pid!]),
+      await warmUp(db, receiver.child, data.hookOrg.id);
+      const twoWorkers = await measured(
+        'two workers',
+        () => [service.child.pid!, worker.child.pid!],
         () => burst(db, receiver.child, data.hookOrg.id),
-        db,
       );
       log(
         `  ${twoWorkers.deliveriesPerSecond}/s with two workers, ${twoWorkers.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(twoWorkers.cpuMs)}`,
       );
       await worker.stop();
+      log('scale-out control: one worker again, after the two-worker burst');
+      await warmUp(db, receiver.child, data.hookOrg.id);
+      const oneWorkerAgain = await measured(
+        'one worker again',
+        () => [service.child.pid!],
+        () => burst(db, receiver.child, data.hookOrg.id),
+      );
+      log(
+        `  ${oneWorkerAgain.deliveriesPerSecond}/s with one worker again, ${oneWorkerAgain.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(oneWorkerAgain.cpuMs)}`,
+      );
 
       // Fan-out: two more endpoints beside the default one (same receiver, same secret, so it
       // verifies every webhook), each event becoming three webhooks with ids of their own.

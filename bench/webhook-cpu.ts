@@ -176,3 +176,47 @@ export async function measureCpu<T extends { delivered: number }>(
   }
   return { ...result, cpuMsPerWebhook: Math.round(perWebhook * 1000) / 1000, cpuMs: rounded, ...(writes ? { perWebhook: writes } : {}) };
 }
+
+/**
+ * What the database and Redis did per delivered webhook during a burst, by statement and by
+ * command: counts do not depend on how loaded the machine is, so they show where a change of
+ * deployment (a second worker) adds work even when CPU figures are noisy. Needs
+ * pg_stat_statements loaded in the bench's PostgreSQL and a Redis of the bench's own (the
+ * command counts are server-wide); `npm run bench` turns it on with BENCH_PROFILE=1.
+ */
+export class WorkProfile {
+  constructor(
+    private readonly db: Client,
+    private readonly redisInfo: (section: string) => Promise<string>,
+    private readonly resetRedis: () => Promise<unknown>,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.db.query('create extension if not exists pg_stat_statements');
+    await this.db.query('select pg_stat_statements_reset()');
+    await this.resetRedis();
+  }
+
+  async report(delivered: number, top = 12): Promise<string[]> {
+    const rows = (
+      await this.db.query<{ query: string; calls: string; ms: number; rows: string }>(
+        `select regexp_replace(left(query, 110), '\\s+', ' ', 'g') as query, calls, total_exec_time as ms, rows
+           from pg_stat_statements s join pg_database d on d.oid = s.dbid
+          where d.datname = current_database() and query not like '%pg_stat_statements%'
+          order by total_exec_time desc limit $1`,
+        [top],
+      )
+    ).rows;
+    const per = (n: number) => Math.round((n / delivered) * 1000) / 1000;
+    const lines = rows.map(
+      (r) => `    db ${per(Number(r.calls))} calls ${per(r.ms)} ms ${per(Number(r.rows))} rows per webhook: ${r.query}`,
+    );
+    const stats = await this.redisInfo('commandstats');
+    const commands = [...stats.matchAll(/^cmdstat_(\w+):calls=(\d+),usec=(\d+)/gm)]
+      .map((m) => ({ name: m[1], calls: Number(m[2]), usec: Number(m[3]) }))
+      .sort((a, b) => b.usec - a.usec)
+      .slice(0, 8);
+    lines.push(`    redis per webhook: ${commands.map((c) => `${c.name} ${per(c.calls)} (${per(c.usec / 1000)} ms)`).join(', ')}`);
+    return lines;
+  }
+}
