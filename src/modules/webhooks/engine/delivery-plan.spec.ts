@@ -35,6 +35,7 @@ const event: PendingEvent = {
   action: 'create',
   changes: null,
   contractAddress: null,
+  traceparent: null,
   createdAt: '2026-11-25 11:59:59.123456+00',
 };
 
@@ -52,6 +53,7 @@ function state(overrides: Partial<DeliveryState> = {}): DeliveryState {
     lastAttemptAt: '2026-11-25 11:59:00+00',
     nextAttemptAt: NOW.toISOString(),
     eventCreatedAt: event.createdAt,
+    traceparent: null,
     ...overrides,
   };
 }
