@@ -24,6 +24,7 @@ interface OtlpSpan {
 /** A collector standing in for the real one: accepts POST /v1/traces with JSON bodies and keeps the spans. */
 class OtlpReceiver {
   readonly spans: OtlpSpan[] = [];
+  readonly serviceNames = new Set<string>();
   readonly contentTypes = new Set<string>();
   private server: Server | null = null;
 
@@ -42,10 +43,12 @@ class OtlpReceiver {
         }
         this.contentTypes.add(String(req.headers['content-type']));
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-          resourceSpans?: { scopeSpans?: { spans?: OtlpSpan[] }[] }[];
+          resourceSpans?: { resource?: Pick<OtlpSpan, 'attributes'>; scopeSpans?: { spans?: OtlpSpan[] }[] }[];
         };
-        for (const resource of body.resourceSpans ?? [])
+        for (const resource of body.resourceSpans ?? []) {
+          this.serviceNames.add(String(resource.resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue));
           for (const scope of resource.scopeSpans ?? []) this.spans.push(...(scope.spans ?? []));
+        }
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
@@ -122,7 +125,8 @@ describe('tracing (OpenTelemetry)', () => {
     };
     const env = testEnv({ DATABASE_URL: traced.url, QUEUE_PREFIX: `trace${run}`, ...tracing });
     [api, worker, plain] = await Promise.all([
-      ServiceProcess.start({ ...env, ROLE: 'api' }),
+      // The API process exports only when it stops: its request span shows the buffer is flushed on SIGTERM.
+      ServiceProcess.start({ ...env, ROLE: 'api', OTEL_BSP_SCHEDULE_DELAY: '600000' }),
       ServiceProcess.start({ ...env, ROLE: 'worker' }),
       ServiceProcess.start({
         ...testEnv({ DATABASE_URL: untraced.url, QUEUE_PREFIX: `untraced${run}` }),
@@ -159,18 +163,24 @@ describe('tracing (OpenTelemetry)', () => {
       .expect(201);
     const walletId = created.body.id as string;
 
-    const [webhook] = await receiver.waitFor((all) => all.some((w) => w.body.resourceId === walletId), 30_000);
-    const received = receiver.received.find((w) => w.body.resourceId === walletId) ?? webhook;
-
-    // The request's server span continues the caller's trace, as a child of the caller's span.
-    const spans = await waitUntil(
+    await receiver.waitFor((all) => all.some((w) => w.body.resourceId === walletId), 30_000);
+    const received = receiver.received.find((w) => w.body.resourceId === walletId)!;
+    await waitUntil(
       () => collector.spans,
       (all) =>
-        all.some((s) => s.name === 'POST /v1/wallets' && s.traceId === TRACE_ID) &&
         all.some((s) => s.name === 'outbox.relay' && (s.links ?? []).some((l) => l.traceId === TRACE_ID)) &&
         all.some((s) => s.name === 'webhook.attempt' && attribute(s, 'webhook.id') === received.body.id),
       30_000,
     );
+    expect(collector.spans.some((s) => s.traceId === TRACE_ID)).toBe(false);
+
+    // A graceful stop of the API process exports the spans it still held.
+    api!.signal('SIGTERM');
+    expect(await api!.exit).toBe(0);
+    const spans = collector.spans;
+    expect([...collector.serviceNames]).toEqual(['nft-wallet-service']);
+
+    // The request's server span continues the caller's trace, as a child of the caller's span.
     const request = spans.find((s) => s.name === 'POST /v1/wallets' && s.traceId === TRACE_ID)!;
     expect(request).toMatchObject({ parentSpanId: CALLER_SPAN_ID, kind: 2 });
     expect(attribute(request, 'http.request.method')).toBe('POST');
