@@ -10,6 +10,7 @@ import { buildProblem, sendProblem } from './common/errors/problem-details';
 import { validationExceptionFactory } from './common/errors/validation';
 import { enforceJsonBodyRules } from './common/http/json-body-rules';
 import { requestIdMiddleware } from './common/http/request-id';
+import { requestTracingMiddleware } from './common/tracing/tracing';
 import { AppConfig, servesApi } from './config/app-config';
 import { completeOpenApiDocument } from './openapi/openapi-document';
 import { addRequiredRoles, routeAccessTable } from './openapi/required-roles';
@@ -33,6 +34,9 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   // X-Forwarded-For header changes neither the rate-limit identity nor the audited ip.
   expressApp.set('trust proxy', config.trustProxy);
   expressApp.set('query parser', 'extended');
+  // First, so the request's span covers the whole pipeline; mounted only when tracing is on.
+  const tracing = requestTracingMiddleware();
+  if (tracing) app.use(tracing);
   app.use(requestIdMiddleware);
   app.use(helmet());
   // No answer of this API may be kept by a browser or proxy cache: some carry a new key or secret,

@@ -4,6 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { loadTracingConfig, TracingConfig } from './config/tracing-config';
+import type { RunningTracing } from './common/tracing/start-tracing';
 import { configureApp } from './configure-app';
 import { migrateDatabase } from './database/migrate';
 import { ChainIdMismatchError, checkChainIds } from './modules/chain/chain-clients';
@@ -11,8 +13,10 @@ import { checkDependencies, StartupError } from './startup-checks';
 
 async function bootstrap(): Promise<void> {
   let config: AppConfig;
+  let tracingConfig: TracingConfig | null;
   try {
     config = loadConfig();
+    tracingConfig = loadTracingConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -26,6 +30,9 @@ async function bootstrap(): Promise<void> {
     throw error instanceof ChainIdMismatchError ? new StartupError(error.message) : error;
   });
   if (config.migrateOnStart) await migrateDatabase(config);
+  // Before the application exists, so every request and job it runs is traced. Imported only
+  // when configured: without an endpoint, no OpenTelemetry module is loaded.
+  const tracing = tracingConfig ? await (await import('./common/tracing/start-tracing')).startTracing(tracingConfig, config.role) : null;
   const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
   configureApp(app, config);
   for (const warning of chainWarnings) app.get(Logger).warn(warning, 'Bootstrap');
@@ -38,18 +45,18 @@ async function bootstrap(): Promise<void> {
       );
   }
   await app.listen(config.port);
-  drainOnSignal(app, config.shutdownGraceMs);
+  drainOnSignal(app, config.shutdownGraceMs, tracing);
   app.get(Logger).log(`listening on http://localhost:${config.port} (ROLE=${config.role}); docs at /docs`, 'Bootstrap');
 }
 
 /**
  * On SIGTERM or SIGINT: stop accepting connections at once, let requests in flight finish (up
  * to `graceMs`, after which their connections are cut), then close the modules (queue workers
- * finish their job, database and Redis connections close) and exit. Nest's own shutdown hooks run
- * the module hooks before closing the HTTP server, which would close the database under requests
- * still being answered.
+ * finish their job, database and Redis connections close), export the traces still buffered, and
+ * exit. Nest's own shutdown hooks run the module hooks before closing the HTTP server, which would
+ * close the database under requests still being answered.
  */
-function drainOnSignal(app: INestApplication, graceMs: number): void {
+function drainOnSignal(app: INestApplication, graceMs: number, tracing: RunningTracing | null): void {
   const server = app.getHttpServer() as Server;
   let draining = false;
   const drain = (signal: NodeJS.Signals) => {
@@ -74,6 +81,8 @@ function drainOnSignal(app: INestApplication, graceMs: number): void {
         clearTimeout(cut);
         return app.close();
       })
+      // The spans of the last requests and attempts are still buffered: export them before exiting.
+      .then(() => tracing?.shutdown().catch(() => undefined))
       .then(
         () => process.exit(0),
         (error: unknown) => {

@@ -34,6 +34,13 @@ export class DomainEvent extends BaseEntity<'relayedAt' | 'processedAt'> {
   @Property({ type: 'text', nullable: true })
   contractAddress: string | null = null;
 
+  /**
+   * The W3C traceparent of the traced API request that wrote the event, so the work it causes
+   * (relay, webhook attempts) can link back to it; null when tracing is off.
+   */
+  @Property({ type: 'text', nullable: true })
+  traceparent: string | null = null;
+
   /** Set once the event's job is in the queue. */
   @Property({ type: 'timestamptz', length: 6, nullable: true })
   relayedAt: Date | null = null;

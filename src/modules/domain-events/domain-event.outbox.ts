@@ -24,7 +24,17 @@ export interface PendingEvent {
   changes: Record<string, unknown> | null;
   /** The contract of the token the event is about (lowercase), for endpoint filters. */
   contractAddress: string | null;
+  /** The W3C traceparent of the request that wrote the event; null when it was not traced. */
+  traceparent: string | null;
   createdAt: string;
+}
+
+/** An event claimed by the relay. */
+export interface RelayedEvent {
+  id: string;
+  organizationId: string;
+  /** The W3C traceparent of the request that wrote the event; null when it was not traced. */
+  traceparent: string | null;
 }
 
 interface PendingRow {
@@ -36,6 +46,7 @@ interface PendingRow {
   action: string;
   changes: Record<string, unknown> | null;
   contract_address: string | null;
+  traceparent: string | null;
   created_at: string;
 }
 
@@ -67,14 +78,14 @@ export class DomainEventOutbox {
    * in the same transaction only once `enqueue` resolved: a failed enqueue leaves them for the
    * next pass. Returns how many were relayed.
    */
-  async relay(limit: number, enqueue: (events: { id: string; organizationId: string }[]) => Promise<void>): Promise<number> {
+  async relay(limit: number, enqueue: (events: RelayedEvent[]) => Promise<void>): Promise<number> {
     return knexTransaction(this.em, async (trx) => {
-      const claimed = await queryRows<{ id: string; organization_id: string }>(
+      const claimed = await queryRows<{ id: string; organization_id: string; traceparent: string | null }>(
         trx,
-        `select id, organization_id from domain_event where relayed_at is null order by created_at limit ? for update skip locked`,
+        `select id, organization_id, traceparent from domain_event where relayed_at is null order by created_at limit ? for update skip locked`,
         [limit],
       );
-      const rows = claimed.map((r) => ({ id: r.id, organizationId: r.organization_id }));
+      const rows = claimed.map((r) => ({ id: r.id, organizationId: r.organization_id, traceparent: r.traceparent }));
       if (rows.length === 0) return 0;
       await enqueue(rows);
       await execute(trx, `update domain_event set relayed_at = ? where id = any(?::uuid[])`, [new Date(), rows.map((r) => r.id)]);
@@ -88,7 +99,7 @@ export class DomainEventOutbox {
     if (ids.length === 0) return out;
     const rows = await queryRows<PendingRow>(
       this.pool,
-      `select id, organization_id, webhook_type, resource_type, resource_id, action, changes, contract_address, created_at
+      `select id, organization_id, webhook_type, resource_type, resource_id, action, changes, contract_address, traceparent, created_at
          from domain_event where id = any(?::uuid[]) and ${UNJUDGED}`,
       [[...ids]],
     );
@@ -102,6 +113,7 @@ export class DomainEventOutbox {
         action: r.action,
         changes: r.changes,
         contractAddress: r.contract_address,
+        traceparent: r.traceparent,
         createdAt: r.created_at,
       });
     }

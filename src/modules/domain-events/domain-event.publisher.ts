@@ -1,5 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
+import { currentTraceparent } from '../../common/tracing/tracing';
 import { isDeclaredEvent } from '../../extensions/registry';
 import { BUILT_IN_RESOURCE_TYPES, DomainEventInput, EventChanges, WebhookType } from './domain-event.catalogue';
 import { DomainEvent } from './domain-event.entity';
@@ -57,5 +58,6 @@ function eventRow(organizationId: string, event: WithContract<DomainEventInput |
     changes: event.changes,
   });
   row.contractAddress = event.contractAddress ?? null;
+  row.traceparent = currentTraceparent();
   return row;
 }

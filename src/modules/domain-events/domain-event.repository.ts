@@ -15,8 +15,8 @@ export class DomainEventRepository extends EntityRepository<DomainEvent> {
     if (rows.length === 0) return;
     await queryRows(
       this.getEntityManager(),
-      `insert into "domain_event" ("id", "created_at", "organization_id", "webhook_type", "resource_type", "resource_id", "action", "changes", "contract_address")
-       select * from unnest(?::uuid[], ?::timestamptz[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::jsonb[], ?::text[])`,
+      `insert into "domain_event" ("id", "created_at", "organization_id", "webhook_type", "resource_type", "resource_id", "action", "changes", "contract_address", "traceparent")
+       select * from unnest(?::uuid[], ?::timestamptz[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::jsonb[], ?::text[], ?::text[])`,
       [
         rows.map((r) => r.id),
         rows.map((r) => r.createdAt),
@@ -27,6 +27,7 @@ export class DomainEventRepository extends EntityRepository<DomainEvent> {
         rows.map((r) => r.action),
         rows.map((r) => (r.changes === null ? null : JSON.stringify(r.changes))),
         rows.map((r) => r.contractAddress),
+        rows.map((r) => r.traceparent),
       ],
     );
   }

@@ -71,4 +71,11 @@ export class WebhookDelivery {
 
   @Property({ type: 'timestamptz', length: 6, nullable: true })
   succeededAt: Date | null;
+
+  /**
+   * The W3C traceparent of the traced request that wrote the event, copied from it when the
+   * webhook is made: each attempt's span links to it. Null when tracing is off.
+   */
+  @Property({ type: 'text', nullable: true })
+  traceparent: string | null = null;
 }

@@ -23,6 +23,8 @@ export interface DeliveryState {
   lastAttemptAt: string | null;
   nextAttemptAt: string | null;
   eventCreatedAt: string;
+  /** The W3C traceparent of the request that wrote the event; null when it was not traced. */
+  traceparent: string | null;
 }
 
 interface StateRow {
@@ -38,6 +40,7 @@ interface StateRow {
   last_attempt_at: string | null;
   next_attempt_at: string | null;
   event_created_at: string;
+  traceparent: string | null;
 }
 
 /** A webhook judged from its event, created claimed (attempt 1 in flight) or waiting for a slot. */
@@ -52,6 +55,7 @@ export interface NewDelivery {
   action: string;
   payload: string;
   eventCreatedAt: string;
+  traceparent: string | null;
   claimed: boolean;
 }
 
@@ -148,7 +152,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     const rows = await queryRows<StateRow>(
       this.knex,
       `select id, organization_id, endpoint_id, event_id, status, payload, resource_type, attempt_count, cycle_start_attempt,
-              last_attempt_at, next_attempt_at, event_created_at
+              last_attempt_at, next_attempt_at, event_created_at, traceparent
          from webhook_delivery where id = any(?::uuid[])`,
       [[...ids]],
     );
@@ -166,6 +170,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         lastAttemptAt: r.last_attempt_at,
         nextAttemptAt: r.next_attempt_at,
         eventCreatedAt: r.event_created_at,
+        traceparent: r.traceparent,
       });
     }
     return out;
@@ -181,13 +186,13 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     await execute(
       trx,
       `insert into webhook_delivery (id, event_id, endpoint_id, created_at, organization_id, webhook_type, resource_type, resource_id, action,
-         payload, event_created_at, status, attempt_count, cycle_start_attempt, last_attempt_at, next_attempt_at)
-       select id, event_id, endpoint_id, ?, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, 'pending',
+         payload, event_created_at, traceparent, status, attempt_count, cycle_start_attempt, last_attempt_at, next_attempt_at)
+       select id, event_id, endpoint_id, ?, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, traceparent, 'pending',
               case when claimed then 1 else 0 end, 0,
               case when claimed then ?::timestamptz end,
               case when claimed then ?::timestamptz else ?::timestamptz end
-         from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[])
-           as u(id, event_id, endpoint_id, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, claimed)`,
+         from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[], ?::text[])
+           as u(id, event_id, endpoint_id, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, claimed, traceparent)`,
       [
         now,
         now,
@@ -204,6 +209,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         rows.map((r) => r.payload),
         rows.map((r) => r.eventCreatedAt),
         rows.map((r) => r.claimed),
+        rows.map((r) => r.traceparent),
       ],
     );
   }

@@ -35,6 +35,7 @@ const event: PendingEvent = {
   action: 'create',
   changes: null,
   contractAddress: null,
+  traceparent: null,
   createdAt: '2026-11-25 11:59:59.123456+00',
 };
 
@@ -52,6 +53,7 @@ function state(overrides: Partial<DeliveryState> = {}): DeliveryState {
     lastAttemptAt: '2026-11-25 11:59:00+00',
     nextAttemptAt: NOW.toISOString(),
     eventCreatedAt: event.createdAt,
+    traceparent: null,
     ...overrides,
   };
 }
@@ -114,6 +116,16 @@ describe('delivery plan', () => {
     };
     const plan = planDeliveries(input({ eventIds: [EVENT], events: new Map([[EVENT, event]]), endpoints, admit }));
     expect(plan.judge[0].webhooks[0].first).toEqual(expect.objectContaining({ permanent: 'cannot be opened', receiver: null }));
+  });
+
+  it("carries the writing request's traceparent from the event to its webhooks, their first attempts and later ones", () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const judged = planDeliveries(input({ eventIds: [EVENT], events: new Map([[EVENT, { ...event, traceparent }]]) }));
+    expect(judged.judge[0].webhooks.map((w) => [w.row.traceparent, w.first?.traceparent])).toEqual([[traceparent, traceparent]]);
+    const retried = planDeliveries(input({ webhookIds: [WEBHOOK], states: new Map([[WEBHOOK, state({ traceparent })]]) }));
+    expect(retried.claim[0].attempt.traceparent).toBe(traceparent);
+    const untraced = planDeliveries(input({ eventIds: [EVENT], events: new Map([[EVENT, event]]) }));
+    expect(untraced.judge[0].webhooks[0].row.traceparent).toBeNull();
   });
 
   it('leaves an event already judged to whoever judged it', () => {

@@ -30,6 +30,8 @@ export interface PlannedAttempt {
   payload: string;
   eventCreatedAt: Date;
   resourceType: string;
+  /** The W3C traceparent of the request that wrote the event, for the attempt's span to link to; null when untraced. */
+  traceparent: string | null;
   /** Null when the endpoint no longer exists (a permanent failure). */
   target: DeliveryTarget | null;
   /** The endpoint whose concurrency slot the attempt takes; null when no request is made. */
@@ -94,7 +96,15 @@ export function planDeliveries(input: PlanInput): DeliveryPlan {
         changes: event.changes,
       });
       const attempt = plannedAttempt(
-        { id, eventId, organizationId: event.organizationId, endpointId: target.endpointId, payload, resourceType: event.resourceType },
+        {
+          id,
+          eventId,
+          organizationId: event.organizationId,
+          endpointId: target.endpointId,
+          payload,
+          resourceType: event.resourceType,
+          traceparent: event.traceparent,
+        },
         event.createdAt,
         target,
         { lastAttemptAt: null, nextAttemptAt: now },
@@ -141,7 +151,15 @@ export function planDeliveries(input: PlanInput): DeliveryPlan {
 
 /** The attempt for one webhook, or null when its endpoint is not admitted now. */
 function plannedAttempt(
-  webhook: { id: string; eventId: string; organizationId: string; endpointId: string; payload: string; resourceType: string },
+  webhook: {
+    id: string;
+    eventId: string;
+    organizationId: string;
+    endpointId: string;
+    payload: string;
+    resourceType: string;
+    traceparent: string | null;
+  },
   eventCreatedAt: string,
   target: DeliveryTarget | null,
   previous: PlannedAttempt['previous'],
@@ -159,6 +177,7 @@ function plannedAttempt(
     payload: webhook.payload,
     eventCreatedAt: new Date(eventCreatedAt),
     resourceType: webhook.resourceType,
+    traceparent: webhook.traceparent,
     target,
     receiver: permanent ? null : webhook.endpointId,
     permanent,

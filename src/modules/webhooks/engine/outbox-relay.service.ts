@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Client, type Notification } from 'pg';
+import { inSpan } from '../../../common/tracing/tracing';
 import { AppConfig } from '../../../config/app-config';
 import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { BurstTracker } from './burst-tracker';
@@ -90,7 +91,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     return this.outbox.relay(BATCH_SIZE, async (events) => {
       const lanes = { main: [] as string[], bulk: [] as string[] };
       for (const event of interleaveByOrganization(events)) lanes[this.bursts.lane(event.organizationId)].push(event.id);
-      await this.jobs.addRelayed(lanes);
+      // One span per batch moved, linked to the trace of each request that wrote one of its events.
+      await inSpan(
+        'outbox.relay',
+        { kind: 'producer', links: events.map((e) => e.traceparent), attributes: { 'outbox.events': events.length } },
+        () => this.jobs.addRelayed(lanes),
+      );
     });
   }
 

@@ -16,6 +16,7 @@ import { SendResult, WebhookSender } from './webhook-sender';
 import { webhookSignatureHeaders } from './webhook-signature';
 import { attemptLeaseMs, attemptMayStart, decideAfterAttempt, furthestLegitimateAttemptMs, temporaryBlock } from './webhook.rules';
 import { knexTransaction } from '../../../database/raw-sql';
+import { inSpan, SpanHandle, tracingEnabled } from '../../../common/tracing/tracing';
 
 const USER_AGENT = 'nft-wallet-webhooks/1.0';
 /** A receiver whose sends typically finish within this is worth waiting a moment for when at its limit. */
@@ -279,19 +280,33 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
       throw new RetryLaterError(0, 'the claim ran out before the attempt could start');
     }
-    let result: SendResult;
-    if (claim.permanent) {
-      result = { outcome: 'blocked', status: null, error: claim.permanent, durationMs: 0 };
-    } else {
-      try {
-        result = await this.send(claim);
-      } finally {
-        if (claim.receiver) {
-          this.limiter.release(claim.receiver, result! && result.outcome !== 'blocked' ? result.durationMs : undefined);
-          this.organizations.release(claim.organizationId);
+    const attempt = async (span: SpanHandle | null): Promise<SendResult> => {
+      let sent: SendResult;
+      if (claim.permanent) {
+        sent = { outcome: 'blocked', status: null, error: claim.permanent, durationMs: 0 };
+      } else {
+        try {
+          sent = await this.send(claim, span);
+        } finally {
+          if (claim.receiver) {
+            this.limiter.release(claim.receiver, sent! && sent.outcome !== 'blocked' ? sent.durationMs : undefined);
+            this.organizations.release(claim.organizationId);
+          }
         }
       }
-    }
+      if (span) {
+        span.setAttributes({
+          'webhook.outcome': sent.outcome,
+          ...(sent.status !== null ? { 'http.response.status_code': sent.status } : {}),
+        });
+        if (sent.outcome !== 'success') span.fail(sent.error ?? sent.outcome);
+      }
+      return sent;
+    };
+    // With tracing off, not even the span's attributes are computed.
+    const result = tracingEnabled()
+      ? await inSpan('webhook.attempt', { kind: 'client', links: [claim.traceparent], attributes: attemptAttributes(claim) }, attempt)
+      : await attempt(null);
     countAttempt(result.outcome);
 
     const after = decideAfterAttempt(
@@ -329,7 +344,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     throw new RetryLaterError(after.delayMs, result.error ?? 'delivery failed');
   }
 
-  private async send(claim: PlannedAttempt): Promise<SendResult> {
+  private async send(claim: PlannedAttempt, span: SpanHandle | null): Promise<SendResult> {
     const target = claim.target as DeliveryTarget;
     const blocked = temporaryBlock(target, claim.resourceType);
     if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0 };
@@ -341,6 +356,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       'x-service-webhook-id': claim.id,
       'x-service-webhook-event-id': claim.eventId,
       'x-service-webhook-attempt': String(claim.attempt),
+      // The attempt's own span, so a traced receiver continues the trace of this very attempt.
+      ...(span ? { traceparent: span.traceparent } : {}),
     });
   }
 
@@ -380,6 +397,17 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     await this.flushHealth();
     await this.sender.close();
   }
+}
+
+/** What an attempt's span says of it before it is made (webhook.outcome and the status are added after). */
+function attemptAttributes(claim: PlannedAttempt): Record<string, string | number> {
+  return {
+    'webhook.id': claim.id,
+    'webhook.event_id': claim.eventId,
+    'webhook.endpoint_id': claim.endpointId,
+    'webhook.attempt': claim.attempt,
+    'webhook.resource_type': claim.resourceType,
+  };
 }
 
 /**
