@@ -4,11 +4,13 @@
  *
  * Scenarios: readBalances, readToken (autocannon, service vs node:http + pg), webhookThroughput
  * (20,000 committed events to a signature-checking receiver, service vs a plain undici POST
- * loop), commit-to-receipt latency at a steady rate, scale-out (two workers vs one) and the
+ * loop), commit-to-receipt latency at a steady rate, scale-out (two workers vs one, alternated
+ * over two rounds, each measured warm from vacuumed tables) and the
  * balances page time for wallets of 100, 10,000 and 100,000 NFTs. See BENCHMARKS.md.
  *
  * Environment (all optional): BENCH_DATABASE_BASE_URL (postgresql://postgres@127.0.0.1:5432),
- * REDIS_URL, BENCH_ROUNDS (3), BENCH_DURATION_S (6), BENCH_CONNECTIONS (10), BENCH_EVENTS (20000),
+ * REDIS_URL, BENCH_PROFILE=1 (statements and Redis commands per webhook of each burst; needs
+ * pg_stat_statements in shared_preload_libraries and a Redis of the bench's own), BENCH_ROUNDS (3), BENCH_DURATION_S (6), BENCH_CONNECTIONS (10), BENCH_EVENTS (20000),
  * BENCH_STEADY_RATE (200), BENCH_STEADY_S (15), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir>,
  * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,chainLedger,writes,webhooks,fairness).
  * balancesAsOf: balances pages at a past instant of a wallet of 10,000 NFTs with 100,000 movements
@@ -751,29 +753,53 @@ async function main(): Promise<void> {
       const steadyOne = await steady(db, receiver.child, data.hookOrg.id);
       log(`  commit-to-receipt p50 ${steadyOne.latencyP50Ms} ms, p99 ${steadyOne.latencyP99Ms} ms`);
 
-      log('scale-out: a second worker process (ROLE=worker)');
-      const worker = await Service.start(databaseUrl, 'worker');
-      cleanups.push(() => worker.stop());
+      // Scale-out: one worker and two, alternated over two rounds (the first one-worker round is the
+      // burst above). A configuration's figure is its better round: on a shared 2-core machine one
+      // burst can differ from an identical one by a fifth, and taking the same number of rounds of
+      // each keeps the comparison even. Every round is logged and kept in the results.
+      const measureTwoWorkers = async (label: string) => {
+        const worker = await Service.start(databaseUrl, 'worker');
+        cleanups.push(() => worker.stop());
+        try {
+          await warmUp(db, receiver.child, data.hookOrg.id);
+          const round = await measured(
+            label,
+            () => [service.child.pid!, worker.child.pid!],
+            () => burst(db, receiver.child, data.hookOrg.id),
+          );
+          log(
+            `  ${round.deliveriesPerSecond}/s with two workers, ${round.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(round.cpuMs)}`,
+          );
+          return round;
+        } finally {
+          await worker.stop();
+        }
+      };
+      log('scale-out: a second worker process (ROLE=worker), round 1');
+      const twoWorkersRound1 = await measureTwoWorkers('two workers, round 1');
+      log('scale-out: one worker, round 2');
       await warmUp(db, receiver.child, data.hookOrg.id);
-      const twoWorkers = await measured(
-        'two workers',
-        () => [service.child.pid!, worker.child.pid!],
-        () => burst(db, receiver.child, data.hookOrg.id),
-      );
-      log(
-        `  ${twoWorkers.deliveriesPerSecond}/s with two workers, ${twoWorkers.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(twoWorkers.cpuMs)}`,
-      );
-      await worker.stop();
-      log('scale-out control: one worker again, after the two-worker burst');
-      await warmUp(db, receiver.child, data.hookOrg.id);
-      const oneWorkerAgain = await measured(
-        'one worker again',
+      const oneWorkerRound2 = await measured(
+        'one worker, round 2',
         () => [service.child.pid!],
         () => burst(db, receiver.child, data.hookOrg.id),
       );
       log(
-        `  ${oneWorkerAgain.deliveriesPerSecond}/s with one worker again, ${oneWorkerAgain.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(oneWorkerAgain.cpuMs)}`,
+        `  ${oneWorkerRound2.deliveriesPerSecond}/s with one worker, ${oneWorkerRound2.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(oneWorkerRound2.cpuMs)}`,
       );
+      log('scale-out: two workers, round 2');
+      const twoWorkersRound2 = await measureTwoWorkers('two workers, round 2');
+      const better = <T extends { cpuMsPerWebhook: number }>(a: T, b: T) => (b.cpuMsPerWebhook < a.cpuMsPerWebhook ? b : a);
+      const oneWorkerBest = better(oneWorker, oneWorkerRound2);
+      const twoWorkers = better(twoWorkersRound1, twoWorkersRound2);
+      const scaleOutRounds = {
+        oneWorker: [oneWorker, oneWorkerRound2].map((r) => ({ perSecond: r.deliveriesPerSecond, cpuMsPerWebhook: r.cpuMsPerWebhook })),
+        twoWorkers: [twoWorkersRound1, twoWorkersRound2].map((r) => ({
+          perSecond: r.deliveriesPerSecond,
+          cpuMsPerWebhook: r.cpuMsPerWebhook,
+        })),
+      };
+      log(`scale-out rounds: ${JSON.stringify(scaleOutRounds)}`);
 
       // Fan-out: two more endpoints beside the default one (same receiver, same secret, so it
       // verifies every webhook), each event becoming three webhooks with ids of their own.
@@ -809,11 +835,17 @@ async function main(): Promise<void> {
         ratio: round(oneWorker.deliveriesPerSecond / baseline.deliveriesPerSecond, 3),
         deliveriesPerSecond: oneWorker.deliveriesPerSecond,
         cpuMsPerWebhook: oneWorker.cpuMsPerWebhook,
+        cpuMsPerWebhookOneWorkerBest: oneWorkerBest.cpuMsPerWebhook,
         cpuMsPerWebhookTwoWorkers: twoWorkers.cpuMsPerWebhook,
-        cpuRatioTwoWorkers: round(twoWorkers.cpuMsPerWebhook / oneWorker.cpuMsPerWebhook, 3),
+        cpuRatioTwoWorkers: round(twoWorkers.cpuMsPerWebhook / oneWorkerBest.cpuMsPerWebhook, 3),
+        scaleOutRounds,
       };
       result.steadyLatency = steadyOne;
-      result.scaleOut = { oneWorker, twoWorkers, ratio: round(twoWorkers.deliveriesPerSecond / oneWorker.deliveriesPerSecond, 3) };
+      result.scaleOut = {
+        oneWorker: oneWorkerBest,
+        twoWorkers,
+        ratio: round(twoWorkers.deliveriesPerSecond / oneWorkerBest.deliveriesPerSecond, 3),
+      };
       result.deliveryOutcome = await deliveryOutcome(db, data.hookOrg.id);
     }
     if (wants('fairness')) {
@@ -973,7 +1005,7 @@ function table(r: Record<string, unknown>): string {
       `| commit-to-receipt at ${s.rate} events/s | p50 ${s.latencyP50Ms} ms, p99 ${s.latencyP99Ms} ms (${s.deliveriesPerSecond}/s) | | | p99 < 50 ms |`,
     );
     lines.push(
-      `| CPU per delivered webhook (service, all PostgreSQL, Redis) | ${w.cpuMsPerWebhook} ms (1 worker), ${w.cpuMsPerWebhookTwoWorkers} ms (2 workers) | | **${w.cpuRatioTwoWorkers}** (2 vs 1) | ≤ 1.5 ms; ≤ 1.1x |`,
+      `| CPU per delivered webhook (service, all PostgreSQL, Redis) | ${w.cpuMsPerWebhookOneWorkerBest} ms (1 worker), ${w.cpuMsPerWebhookTwoWorkers} ms (2 workers), the better of two rounds each | | **${w.cpuRatioTwoWorkers}** (2 vs 1) | ≤ 1.5 ms; ≤ 1.1x |`,
     );
     const so = x.scaleOut;
     lines.push(
