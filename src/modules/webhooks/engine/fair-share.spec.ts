@@ -1,4 +1,4 @@
-import { admitAttempt, AdmissionState, organizationShare } from './fair-share';
+import { AdmittedAttempts, admitAttempt, AdmissionState, organizationShare } from './fair-share';
 
 const idle: AdmissionState = {
   endpointInFlight: 0,
@@ -56,5 +56,21 @@ describe('organizationShare (the cap shrinks as more organizations are busy)', (
 
   it('never falls below one slot', () => {
     expect(organizationShare(25, 4, 10)).toBe(1);
+  });
+
+  it('counts admitted attempts per endpoint and organization until each is removed', () => {
+    const admitted = new AdmittedAttempts();
+    const a = { organizationId: 'o1', endpointId: 'e1' };
+    const b = { organizationId: 'o1', endpointId: 'e2' };
+    admitted.add(a);
+    admitted.add(a);
+    admitted.add(b);
+    expect(admitted.endpoints.get('e1')).toBe(2);
+    expect(admitted.organizations.get('o1')).toBe(3);
+    admitted.remove(a);
+    admitted.remove(a);
+    admitted.remove(b);
+    expect(admitted.endpoints.size).toBe(0);
+    expect(admitted.organizations.size).toBe(0);
   });
 });

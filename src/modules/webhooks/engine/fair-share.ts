@@ -4,7 +4,10 @@ import type { Admission } from './delivery-plan';
 export interface AdmissionState {
   endpointInFlight: number;
   endpointLimit: number;
-  /** The endpoint's recent sends were fast: waiting briefly for its next freed slot pays. */
+  /**
+   * The endpoint's recent sends were fast and few enough attempts already wait for it that this
+   * one would get a slot well within the wait: waiting briefly for its next freed slot pays.
+   */
   endpointIsFast: boolean;
   organizationInFlight: number;
   organizationLimit: number;
@@ -36,4 +39,29 @@ export function admitAttempt(s: AdmissionState): Admission {
  */
 export function organizationShare(cap: number, workerSlots: number, otherActiveOrganizations: number): number {
   return Math.max(1, Math.min(cap, Math.floor(workerSlots / (otherActiveOrganizations + 2))));
+}
+
+/**
+ * Attempts a worker has admitted but not yet started, per endpoint and per organization: what
+ * admission adds to the attempts in flight, so batches planned side by side share one count.
+ */
+export class AdmittedAttempts {
+  readonly endpoints = new Map<string, number>();
+  readonly organizations = new Map<string, number>();
+
+  add(target: { organizationId: string; endpointId: string }): void {
+    bump(this.endpoints, target.endpointId, 1);
+    bump(this.organizations, target.organizationId, 1);
+  }
+
+  remove(target: { organizationId: string; endpointId: string }): void {
+    bump(this.endpoints, target.endpointId, -1);
+    bump(this.organizations, target.organizationId, -1);
+  }
+}
+
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
 }

@@ -4,12 +4,12 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config';
 import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
-import { Admit, PlannedAttempt, planDeliveries } from './delivery-plan';
+import { Admit, DeliveryPlan, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { EndpointHealthTally } from './endpoint-health';
-import { admitAttempt, organizationShare } from './fair-share';
+import { AdmittedAttempts, admitAttempt, organizationShare } from './fair-share';
 import { MicroBatch } from './micro-batch';
 import { ReceiverLimiter } from './receiver-limiter';
-import { AttemptResult, WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import { AttemptResult, DeliveryState, WebhookDeliveryRepository } from '../webhook-delivery.repository';
 import { DeliverJobData, delayOf, RetryLaterError, WebhookJobs } from './webhook-jobs';
 import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
 import { SendResult, WebhookSender } from './webhook-sender';
@@ -22,17 +22,15 @@ const USER_AGENT = 'nft-wallet-webhooks/1.0';
 /** A receiver whose sends typically finish within this is worth waiting a moment for when at its limit. */
 const FAST_RECEIVER_MS = 100;
 /**
- * Long enough for every job of both lanes queued on one fast receiver to get a slot at a few
- * hundred sends per second; a wait that times out gives its claim back, which costs a write.
- */
-const MAX_SLOT_WAIT_MS = 1000;
-/**
  * Jobs arriving within a few milliseconds are judged and claimed together, and results are
- * recorded together: a handful of statements per batch instead of three per webhook. The waits
- * are short enough not to show in commit-to-receipt latency at a steady rate.
+ * recorded together: a handful of statements per batch instead of three per webhook. The job
+ * wait is short enough not to show in commit-to-receipt latency at a steady rate. Results wait
+ * longer: the receiver already has the webhook and the slot is already free, so the wait delays
+ * nothing anyone sees, while with several workers splitting the stream it keeps each worker's
+ * batches full (half-full batches were most of what a second worker added per webhook).
  */
 const JOB_BATCH = { maxItems: 100, maxWaitMs: 2 };
-const RESULT_BATCH = { maxItems: 200, maxWaitMs: 3 };
+const RESULT_BATCH = { maxItems: 500, maxWaitMs: 15 };
 /** How often a worker writes down what it learned of endpoints' runs of failures (auto-disable). */
 const HEALTH_FLUSH_MS = 1000;
 /** Webhooks to look at again later, queued together as their own jobs. */
@@ -69,6 +67,13 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   private readonly results: MicroBatch<AttemptResult, boolean>;
   private readonly requeues: MicroBatch<{ id: string; delayMs: number }, undefined>;
   private readonly health = new EndpointHealthTally();
+  /**
+   * Attempts admitted by any batch of this worker that have not yet reached their slots. Batches
+   * run side by side, so admission counts these too; counting only its own batch, each batch saw
+   * the same free slots, together they claimed more than there was room for, and the surplus was
+   * claimed and given back (two writes each, and under load a storm of them).
+   */
+  private readonly admitted = new AdmittedAttempts();
   private readonly healthTimer: NodeJS.Timeout;
 
   constructor(
@@ -79,15 +84,13 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     private readonly targets: DeliveryTargetReader,
     private readonly jobs: WebhookJobs,
   ) {
+    // A claimed attempt may wait for a slot as long as its lease allows it to start (one timeout,
+    // see attemptMayStart); admission lets it wait only when the queue ahead drains within half
+    // of that (ReceiverLimiter.waitPays), so waits rarely time out and give their claim back.
+    const slotWait = { fastReceiverMs: FAST_RECEIVER_MS, maxWaitMs: config.webhook.timeoutMs };
     // Keyed by endpoint id: two endpoints on one host have a budget each.
-    this.limiter = new ReceiverLimiter(config.webhook.perReceiverConcurrency, {
-      fastReceiverMs: FAST_RECEIVER_MS,
-      maxWaitMs: MAX_SLOT_WAIT_MS,
-    });
-    this.organizations = new ReceiverLimiter(config.webhook.perOrganizationConcurrency, {
-      fastReceiverMs: FAST_RECEIVER_MS,
-      maxWaitMs: MAX_SLOT_WAIT_MS,
-    });
+    this.limiter = new ReceiverLimiter(config.webhook.perReceiverConcurrency, slotWait);
+    this.organizations = new ReceiverLimiter(config.webhook.perOrganizationConcurrency, slotWait);
     this.sender = new WebhookSender({
       timeoutMs: config.webhook.timeoutMs,
       allowHttp: config.webhook.allowHttp,
@@ -141,6 +144,27 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       furthestAttemptMs: this.furthestAttemptMs,
       admit: this.admission(),
     });
+    // Admitted attempts that this batch does not start (their event or webhook was taken by
+    // another worker, or a write failed) give their admission back at its end.
+    const unstarted = new Map<string, PlannedAttempt>();
+    for (const j of plan.judge) for (const w of j.webhooks) if (w.first && !w.first.permanent) unstarted.set(w.first.id, w.first);
+    for (const c of plan.claim) if (!c.attempt.permanent) unstarted.set(c.attempt.id, c.attempt);
+    try {
+      return await this.carryOut(items, plan, states, now, leaseUntil, unstarted);
+    } finally {
+      for (const attempt of unstarted.values()) this.admitted.remove(attempt);
+    }
+  }
+
+  /** handleBatch's writes and attempts for its plan; `unstarted` loses each attempt as it starts. */
+  private async carryOut(
+    items: Work[],
+    plan: DeliveryPlan,
+    states: Map<string, DeliveryState>,
+    now: Date,
+    leaseUntil: Date,
+    unstarted: Map<string, PlannedAttempt>,
+  ): Promise<Promise<void>[]> {
     // An Error until the end: a rejected promise must not exist before someone listens to it.
     const outcome = new Map<string, Promise<void> | Error>();
     const key = (kind: Work['kind'], id: string) => `${kind}:${id}`;
@@ -167,7 +191,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
         this.carry(
           webhooks.map((w) => ({
             id: w.row.id,
-            run: w.first ? this.start(w.first, now, leaseUntil) : this.busy(w.row.organizationId, w.row.endpointId),
+            run: w.first ? this.start(w.first, now, leaseUntil, unstarted) : this.busy(w.row.organizationId, w.row.endpointId),
           })),
         ),
       );
@@ -196,7 +220,10 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       for (const { attempt } of plan.claim) {
         const claim = claims.get(attempt.id);
         // Unclaimed: claimed, finished or changed by someone else since it was read; their job carries it on.
-        outcome.set(key('webhook', attempt.id), claim ? this.start({ ...attempt, ...claim }, now, leaseUntil) : Promise.resolve());
+        outcome.set(
+          key('webhook', attempt.id),
+          claim ? this.start({ ...attempt, ...claim }, now, leaseUntil, unstarted) : Promise.resolve(),
+        );
       }
     } catch (error) {
       // The events' attempts above are claimed and must still be made; only these fail.
@@ -230,7 +257,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /** Starts an attempt while the rest of the batch is still being handled; its caller listens later. */
-  private start(attempt: PlannedAttempt, claimedAt: Date, leaseUntil: Date): Promise<void> {
+  private start(attempt: PlannedAttempt, claimedAt: Date, leaseUntil: Date, unstarted: Map<string, PlannedAttempt>): Promise<void> {
+    unstarted.delete(attempt.id);
+    if (!attempt.permanent) this.admitted.remove(attempt);
     const running = this.attempt(attempt, claimedAt, leaseUntil);
     running.catch(() => undefined);
     return running;
@@ -245,24 +274,21 @@ export class WebhookDeliveryService implements OnModuleDestroy {
    * tie up the worker. Counts what the batch already admitted, so it plans no more than there is room for.
    */
   private admission(): Admit {
-    const plannedEndpoint = new Map<string, number>();
-    const plannedOrganization = new Map<string, number>();
     return ({ organizationId, endpointId }) => {
-      const endpointAlready = plannedEndpoint.get(endpointId) ?? 0;
-      const organizationAlready = plannedOrganization.get(organizationId) ?? 0;
+      const endpointAlready = this.admitted.endpoints.get(endpointId) ?? 0;
+      const organizationAlready = this.admitted.organizations.get(organizationId) ?? 0;
       const organizationInFlight = this.organizations.count(organizationId);
       const others = this.organizations.activeCount() - (organizationInFlight > 0 ? 1 : 0);
+      const endpointLimit = this.config.webhook.perReceiverConcurrency;
+      const endpointInFlight = this.limiter.count(endpointId) + endpointAlready;
       const admission = admitAttempt({
-        endpointInFlight: this.limiter.count(endpointId) + endpointAlready,
-        endpointLimit: this.config.webhook.perReceiverConcurrency,
-        endpointIsFast: this.limiter.isFast(endpointId),
+        endpointInFlight,
+        endpointLimit,
+        endpointIsFast: this.limiter.waitPays(endpointId, Math.max(0, endpointInFlight - endpointLimit)),
         organizationInFlight: organizationInFlight + organizationAlready,
         organizationLimit: organizationShare(this.config.webhook.perOrganizationConcurrency, this.config.webhook.concurrency, others),
       });
-      if (admission === 'afterClaim') {
-        plannedEndpoint.set(endpointId, endpointAlready + 1);
-        plannedOrganization.set(organizationId, organizationAlready + 1);
-      }
+      if (admission === 'afterClaim') this.admitted.add({ organizationId, endpointId });
       return admission;
     };
   }
@@ -362,15 +388,16 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /**
-   * One of the organization's slots, then one of the endpoint's: each now or, for a fast receiver,
-   * the next one freed within the wait; false, holding neither, if either is missing (batches
-   * planned side by side may together have admitted more than a limit).
+   * One of the endpoint's slots, then one of the organization's: each now or, for a fast receiver,
+   * the next one freed within the wait; false, holding neither, if either is missing. The endpoint
+   * comes first so that attempts queued on one busy endpoint never sit on organization slots its
+   * other endpoints could use.
    */
   private async acquireSlots(organizationId: string, receiver: string): Promise<boolean> {
     const fast = this.limiter.isFast(receiver);
-    if (!this.organizations.tryAcquire(organizationId) && !(fast && (await this.organizations.waitForSlot(organizationId)))) return false;
-    if (this.limiter.tryAcquire(receiver) || (fast && (await this.limiter.waitForSlot(receiver)))) return true;
-    this.organizations.release(organizationId);
+    if (!this.limiter.tryAcquire(receiver) && !(fast && (await this.limiter.waitForSlot(receiver)))) return false;
+    if (this.organizations.tryAcquire(organizationId) || (fast && (await this.organizations.waitForSlot(organizationId)))) return true;
+    this.limiter.release(receiver);
     return false;
   }
 
