@@ -95,6 +95,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       allowHttp: config.webhook.allowHttp,
       allowPrivateNetworks: config.webhook.allowPrivateNetworks,
       allowedPorts: config.webhook.allowedPorts,
+      proxyUrl: config.webhook.proxyUrl,
     });
     this.tokens = new OAuth2TokenCache((client) => this.sender.requestToken(client));
     this.leaseMs = attemptLeaseMs(config.webhook.timeoutMs);

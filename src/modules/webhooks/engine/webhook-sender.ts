@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
-import { Agent, Dispatcher } from 'undici';
-import { checkWebhookUrl, createGuardedLookup, PortRange } from '../../../common/net/url-policy';
+import { Dispatcher } from 'undici';
+import { checkProxiedDestination, createEgressDispatcher, EgressTls } from '../../../common/net/egress';
+import { checkWebhookUrl, PortRange } from '../../../common/net/url-policy';
 import { deadlineSignal } from '../../../common/async/deadline-signal';
 import { classifyFetchFailure } from '../../../common/net/fetch-failure';
 import {
@@ -36,6 +37,8 @@ export interface SenderOptions {
   allowHttp: boolean;
   allowPrivateNetworks: boolean;
   allowedPorts?: readonly PortRange[];
+  /** WEBHOOK_PROXY_URL; null or absent connects directly. */
+  proxyUrl?: string | null;
 }
 
 /** How far past the timeout undici's own timers sit; well inside an attempt's lease (attemptLeaseMs). */
@@ -47,21 +50,20 @@ const BACKSTOP_MS = 2000;
  * later resolves to a private address (DNS rebinding) is still refused.
  */
 export class WebhookSender {
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
   /** One pool per endpoint with mutual TLS (its certificate is its own), keyed by endpoint id. */
-  private readonly tlsAgents = new Map<string, { fingerprint: string; agent: Agent }>();
+  private readonly tlsAgents = new Map<string, { fingerprint: string; agent: Dispatcher }>();
 
   constructor(private readonly options: SenderOptions) {
     this.agent = this.newAgent({});
   }
 
-  private newAgent(tls: { cert?: string; key?: string; ca?: string[] }): Agent {
+  private newAgent(tls: EgressTls): Dispatcher {
     const options = this.options;
-    const policy = { allowPrivateNetworks: options.allowPrivateNetworks };
     // No per-origin connection cap: concurrency is bounded per endpoint by the caller, and a cap
     // per origin would let a dead endpoint's hanging requests hold up a healthy endpoint on the
     // same host.
-    return new Agent({
+    const agent = {
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
       // Backstops only: the attempt's deadline signal decides, after reading what arrived in time
@@ -69,7 +71,13 @@ export class WebhookSender {
       headersTimeout: options.timeoutMs + BACKSTOP_MS,
       bodyTimeout: options.timeoutMs + BACKSTOP_MS,
       connectTimeout: options.timeoutMs + BACKSTOP_MS,
-      connect: { lookup: createGuardedLookup(policy), ...tls },
+    };
+    return createEgressDispatcher({
+      proxyUrl: options.proxyUrl ?? null,
+      guarded: true,
+      allowPrivateNetworks: options.allowPrivateNetworks,
+      agent,
+      tls,
     });
   }
 
@@ -103,6 +111,7 @@ export class WebhookSender {
     // Literal IPs never reach the guarded lookup; checkWebhookUrl has judged them above.
     const target = new URL(url);
     try {
+      await checkProxiedDestination(url, this.options.proxyUrl ?? null, this.options);
       const res = await this.dispatcherFor(tls).request({
         origin: target.origin,
         path: `${target.pathname}${target.search}`,
@@ -134,6 +143,7 @@ export class WebhookSender {
     let status: number;
     let text: string;
     try {
+      await checkProxiedDestination(client.tokenUrl, this.options.proxyUrl ?? null, this.options);
       const res = await this.agent.request({
         origin: target.origin,
         path: `${target.pathname}${target.search}`,
