@@ -788,6 +788,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -831,6 +834,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -874,6 +880,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -917,6 +926,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -960,6 +972,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -1003,6 +1018,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -6870,8 +6888,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;
@@ -6918,8 +6938,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;
@@ -6966,8 +6988,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;
@@ -7014,8 +7038,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;
@@ -7062,8 +7088,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;
@@ -7110,8 +7138,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;
