@@ -52,7 +52,7 @@ describe('mutual TLS towards an endpoint', () => {
   /** The first attempt of the organization's one webhook, once made. */
   /**
    * The first attempt of the organization's webhook that got as far as an answer or a TLS
-   * failure (on a loaded machine an earlier one may have run out of its lease first).
+   * failure (an attempt in flight reads as interrupted until its result is written).
    */
   type Attempt = { responseStatus: number | null; error: string | null };
   const reachedAttempt = async (org: TestOrganization): Promise<Attempt> => {

@@ -1,5 +1,6 @@
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { INTERRUPTED } from '../src/modules/webhooks/webhook-delivery.repository';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
@@ -175,7 +176,11 @@ describe('OAuth2 client credentials towards an endpoint', () => {
       (res) => res.body.webhooks.some((w: { attemptCount: number }) => w.attemptCount >= 1),
     );
     const id = log.body.webhooks[0].id as string;
-    const detail = await t.http().get(`${WEBHOOKS_PATH}/${id}`).set(bearer(org.adminKey)).expect(200);
+    // An attempt in flight reads as interrupted until its result is written.
+    const detail = await waitUntil(
+      () => t.http().get(`${WEBHOOKS_PATH}/${id}`).set(bearer(org.adminKey)),
+      (res) => res.body.attempts.length > 0 && res.body.attempts[0].error !== INTERRUPTED,
+    );
     expect(detail.body.attempts[0].error).toBe('no OAuth2 token: the token endpoint answered 401 (invalid_client)');
     expect(delivered('/oauth-4')).toHaveLength(0);
   });
