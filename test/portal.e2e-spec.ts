@@ -9,6 +9,7 @@ import puppeteer, { Browser, Page } from 'puppeteer-core';
 import { bearer, createApiKey, createOrganization, TestOrganization } from './support/factories';
 import { Behaviour, ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { nftApi } from './support/nft';
+import { makePki } from './support/pki';
 import { createTestApp, TestApp } from './support/test-app';
 import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
 
@@ -492,6 +493,45 @@ describe('portal in a real browser', () => {
     expect(await page.$eval(`#log-table tr[data-id="${defaultWebhooks[0].id}"] td[data-label="Endpoint"]`, (e) => e.textContent)).toBe(
       `${defaultUrl} (default)`,
     );
+
+    // A stricter receiver's settings, given over the API, show in the details: the public key in
+    // full, the OAuth2 client, the client certificate's subject and expiry (never a secret).
+    const pkiDir = mkdtempSync(join(tmpdir(), 'portal-pki-'));
+    try {
+      const pki = makePki(pkiDir);
+      const strict = await t
+        .http()
+        .patch(`${ENDPOINTS_PATH}/${secondId}`)
+        .set(bearer(multi.adminKey))
+        .send({
+          signing: { asymmetric: true },
+          auth: {
+            type: 'oauth2ClientCredentials',
+            tokenUrl: receiver.urlFor('/token'),
+            clientId: 'portal-client',
+            clientSecret: 'portal-client-secret',
+          },
+          tls: { clientCertificate: pki.clientCert, clientKey: pki.clientKey },
+        })
+        .expect(200);
+      await page.click('.tabs button[data-view="log"]');
+      await showEndpoints(page, 2);
+      await page.click(`button[data-endpoint="${secondId}"]`);
+      await page.waitForFunction(
+        (key: string) => document.querySelector('#endpoint-detail:not([hidden]) #endpoint-facts')?.textContent?.includes(key),
+        {},
+        strict.body.publicKey as string,
+      );
+      const facts = await page.$eval('#endpoint-facts', (e) => e.textContent ?? '');
+      expect(facts).toContain(`Signaturesv1 (shared secret) and v1a (Ed25519), public key ${strict.body.publicKey}`);
+      expect(facts).toContain(`Receiver authOAuth2 client credentials: client portal-client at ${receiver.urlFor('/token')}`);
+      expect(facts).toContain(
+        `Client certificateO=Example Wallets, CN=nft-wallet-client, expires ${strict.body.tls.notAfterUtc.slice(0, 10)}`,
+      );
+      expect(facts).not.toContain('portal-client-secret');
+    } finally {
+      rmSync(pkiDir, { recursive: true, force: true });
+    }
     await page.close();
   });
 

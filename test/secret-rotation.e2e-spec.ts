@@ -140,7 +140,21 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
       .http()
       .post(ENDPOINTS_PATH)
       .set(bearer(org1.adminKey))
-      .send({ url: receiver.url, webhookTypes: [], enabled: false, sharedSecret: ENDPOINT_PREVIOUS_SECRET })
+      // Signing asymmetrically and with OAuth2 too: its Ed25519 private keys and client secret are
+      // sealed secrets like the shared ones.
+      .send({
+        url: receiver.url,
+        webhookTypes: [],
+        enabled: false,
+        sharedSecret: ENDPOINT_PREVIOUS_SECRET,
+        signing: { asymmetric: true },
+        auth: {
+          type: 'oauth2ClientCredentials',
+          tokenUrl: receiver.urlFor('/token'),
+          clientId: 'client',
+          clientSecret: 'client-secret-01',
+        },
+      })
       .expect(201);
     const endpointId: string = endpoint.body.id;
     await app
@@ -167,6 +181,11 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
         // Both organizations' default endpoints and the one other endpoint.
         { table: 'webhook_endpoint', column: 'shared_secret_sealed', resealed: 3, changedMeanwhile: 0, unopenable: 0 },
         { table: 'webhook_endpoint', column: 'previous_shared_secret_sealed', resealed: 1, changedMeanwhile: 0, unopenable: 0 },
+        // The other endpoint's key pair and the pair its rotation replaced.
+        { table: 'webhook_endpoint', column: 'signing_private_key_sealed', resealed: 1, changedMeanwhile: 0, unopenable: 0 },
+        { table: 'webhook_endpoint', column: 'previous_signing_private_key_sealed', resealed: 1, changedMeanwhile: 0, unopenable: 0 },
+        { table: 'webhook_endpoint', column: 'auth_client_secret_sealed', resealed: 1, changedMeanwhile: 0, unopenable: 0 },
+        { table: 'webhook_endpoint', column: 'tls_client_key_sealed', resealed: 0, changedMeanwhile: 0, unopenable: 0 },
       ],
     });
     const after = await sealedValues();
@@ -192,17 +211,24 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
     ]);
     // The endpoint still answers as it did, its rotation window intact.
     const shown = await app.http().get(`${ENDPOINTS_PATH}/${endpointId}`).set(bearer(org1.adminKey)).expect(200);
-    expect(shown.body).toEqual(expect.objectContaining({ hasSharedSecret: true, previousSecretExpiresAtUtc: expect.any(String) }));
+    expect(shown.body).toEqual(
+      expect.objectContaining({
+        hasSharedSecret: true,
+        previousSecretExpiresAtUtc: expect.any(String),
+        publicKey: expect.stringMatching(/^whpk_/),
+        previousPublicKey: expect.stringMatching(/^whpk_/),
+      }),
+    );
   });
 
   it('fails, naming the count, when a stored secret opens under no configured key, and changes nothing', async () => {
     const before = await sealedValues();
     const endpointsBefore = await sealedEndpointValues();
     expect(endpointsBefore).toHaveLength(1);
-    // Two configurations' secrets, and the endpoint's current and previous ones.
+    // Two configurations' secrets, and the endpoint's current and previous ones, its two signing keys and its client secret.
     await expect(reseal(`c:${randomBytes(32).toString('base64')}`)).rejects.toMatchObject({
       code: 1,
-      stderr: expect.stringContaining('4 sealed value(s) open under no configured key'),
+      stderr: expect.stringContaining('7 sealed value(s) open under no configured key'),
     });
     expect(await sealedValues()).toEqual(before);
     expect(await sealedEndpointValues()).toEqual(endpointsBefore);

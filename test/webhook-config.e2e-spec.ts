@@ -183,6 +183,9 @@ describe('webhook configuration', () => {
         secret: null,
         secretError: null,
         previous: null,
+        signingKeys: null,
+        auth: null,
+        tls: null,
       });
     });
 
@@ -375,6 +378,9 @@ describe('webhook configuration', () => {
         secret: first,
         secretError: null,
         previous: null,
+        signingKeys: null,
+        auth: null,
+        tls: null,
       });
       const [before] = await storedRows(t, org.id);
 
@@ -405,6 +411,9 @@ describe('webhook configuration', () => {
         secret: null,
         secretError: null,
         previous: null,
+        signingKeys: null,
+        auth: null,
+        tls: null,
         updatedAt: expect.any(Date),
       });
       await patchConfig(t, org, {

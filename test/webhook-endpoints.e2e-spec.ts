@@ -14,6 +14,7 @@ const URL_B = 'http://localhost:9998/endpoint-b';
 const CONTRACT_1 = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 const CONTRACT_2 = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
 const ENDPOINT_KEYS = [
+  'auth',
   'createdAtUtc',
   'description',
   'disabledReason',
@@ -22,7 +23,10 @@ const ENDPOINT_KEYS = [
   'hasSharedSecret',
   'id',
   'isDefault',
+  'previousPublicKey',
   'previousSecretExpiresAtUtc',
+  'publicKey',
+  'tls',
   'updatedAtUtc',
   'url',
   'webhookTypes',
@@ -133,6 +137,10 @@ describe('webhook endpoints', () => {
             filters: { contractAddresses: null },
             hasSharedSecret: false,
             previousSecretExpiresAtUtc: null,
+            publicKey: null,
+            previousPublicKey: null,
+            auth: null,
+            tls: null,
             disabledReason: null,
             createdAtUtc: org.createdAtUtc,
             updatedAtUtc: org.createdAtUtc,
@@ -260,6 +268,10 @@ describe('webhook endpoints', () => {
         filters: { contractAddresses: [CONTRACT_1, CONTRACT_2] },
         hasSharedSecret: true,
         previousSecretExpiresAtUtc: null,
+        publicKey: null,
+        previousPublicKey: null,
+        auth: null,
+        tls: null,
         disabledReason: null,
         createdAtUtc: expect.stringMatching(UTC_TIMESTAMP),
         updatedAtUtc: expect.stringMatching(UTC_TIMESTAMP),
@@ -823,10 +835,13 @@ describe('webhook endpoints', () => {
     const schemas = doc.components.schemas;
     expect(Object.keys(schemas.WebhookEndpointDto.properties).sort()).toEqual(ENDPOINT_KEYS);
     expect(Object.keys(schemas.CreateWebhookEndpointDto.properties).sort()).toEqual([
+      'auth',
       'description',
       'enabled',
       'filters',
       'sharedSecret',
+      'signing',
+      'tls',
       'url',
       'webhookTypes',
     ]);

@@ -93,9 +93,17 @@ describe('loadConfig', () => {
     ['WEBHOOK_SENDS_PER_ORGANIZATION', 'many'],
     ['REDIS_CLUSTER_NODES', '127.0.0.1'],
     ['REDIS_CLUSTER_NODES', '127.0.0.1:7000,127.0.0.1:99999'],
+    ['WEBHOOK_PROXY_URL', 'proxy.internal:3128'],
+    ['WEBHOOK_PROXY_URL', 'ftp://proxy.internal:3128'],
+    ['WEBHOOK_PROXY_URL', 'http://proxy.internal:3128/path'],
   ])('stops with a message naming %s when it is %p', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('sends outbound requests directly unless WEBHOOK_PROXY_URL names an http proxy', () => {
+    expect(loadConfig({}).webhook.proxyUrl).toBeNull();
+    expect(loadConfig({ WEBHOOK_PROXY_URL: 'http://egress.internal:3128' }).webhook.proxyUrl).toBe('http://egress.internal:3128/');
   });
 
   it('runs on one Redis server unless REDIS_CLUSTER_NODES lists the nodes of a cluster', () => {

@@ -107,6 +107,11 @@ export abstract class AppConfig {
   };
   abstract readonly whitelistMaxContracts: number;
   abstract readonly webhook: {
+    /**
+     * WEBHOOK_PROXY_URL: every outbound request (webhooks, OAuth2 tokens, token metadata) goes
+     * through this HTTP proxy, CONNECT for every destination; null connects directly.
+     */
+    readonly proxyUrl: string | null;
     readonly retryScheduleMs: readonly number[];
     readonly timeoutMs: number;
     readonly allowHttp: boolean;
@@ -211,6 +216,15 @@ const url = <F extends string | null>(fallback: F, protocols: string[]) =>
   rule<string | F>(fallback, `a ${protocols.join(' or ')} URL`, (t) => (protocols.includes(protocolOf(t)) ? t : null), false);
 const secret = rule<string | null>(null, 'at least 16 characters', (t) => (t.length >= 16 ? t : null), false);
 
+/** An http proxy's URL without path, query or fragment (credentials allowed: Proxy-Authorization). */
+function parseProxyUrl(text: string): string | null {
+  if (!URL.canParse(text)) return null;
+  const parsed = new URL(text);
+  if (parsed.protocol !== 'http:' || parsed.hostname === '') return null;
+  if ((parsed.pathname !== '/' && parsed.pathname !== '') || parsed.search !== '' || parsed.hash !== '') return null;
+  return parsed.toString();
+}
+
 /** The URL's scheme with its colon, or '' when it is not a URL (URL.parse needs Node 20.18). */
 const protocolOf = (text: string): string => (URL.canParse(text) ? new URL(text).protocol : '');
 
@@ -310,6 +324,8 @@ const envSchema = (production: boolean) => {
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool(!production),
     // Unset: the default for WEBHOOK_ALLOW_HTTP (defaultWebhookPorts).
     WEBHOOK_ALLOWED_PORTS: rule<PortRange[] | null>(null, 'comma-separated ports or ranges such as 443,8443,9000-9100', parsePortList),
+    // Unset: outbound requests connect directly.
+    WEBHOOK_PROXY_URL: rule<string | null>(null, 'an http:// proxy URL (scheme, host and port; no path)', parseProxyUrl, false),
     WEBHOOK_CONCURRENCY: int(50, 1, 1000),
     WEBHOOK_PER_RECEIVER_CONCURRENCY: int(10, 1, 1000),
     // Unset: half of WEBHOOK_CONCURRENCY.
@@ -435,6 +451,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     maintenance: { idempotencyPurgeIntervalMs: e.IDEMPOTENCY_PURGE_INTERVAL, purgeBatchSize: e.PURGE_BATCH_SIZE },
     whitelistMaxContracts: e.WHITELIST_MAX_CONTRACTS,
     webhook: {
+      proxyUrl: e.WEBHOOK_PROXY_URL,
       retryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       allowHttp: e.WEBHOOK_ALLOW_HTTP,

@@ -92,6 +92,7 @@ describe('completeOpenApiDocument', () => {
       'webhook-id',
       'webhook-timestamp',
       'webhook-signature',
+      'authorization',
     ]);
     expect(nft.description).toContain('200ms, 1s, 2m (4 attempts');
     expect(nft.description).toContain('whsec_');

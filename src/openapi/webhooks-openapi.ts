@@ -61,6 +61,9 @@ either scheme (both are always sent):
   entry of \`webhook-signature\`. Reject a \`webhook-timestamp\` more than 5 minutes from your clock
   (replays). A Standard Webhooks library (e.g. npm \`standardwebhooks\`) takes the secret as
   \`whsec_\` + Base64(UTF-8 bytes of the shared secret).
+- *Asymmetric* (endpoints with \`signing: {"asymmetric": true}\`): \`webhook-signature\` also holds
+  \`v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>\` entries; verify one
+  with the endpoint's \`publicKey\` (\`whpk_\` + Base64 of the raw 32-byte Ed25519 key).
 - *Legacy header* \`x-service-webhook-hmac\`: \`Base64(HMAC-SHA256(sharedSecret, body))\`, compared in
   constant time.
 
@@ -158,9 +161,16 @@ function headerParameters(timeoutMs: number): Schema[] {
     header(
       'webhook-signature',
       'Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` ' +
-        'entries: the current secret first, then the previous one during a rotation. ' +
+        'entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, ' +
+        'then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). ' +
         `The receiver has ${timeoutMs} ms to answer.`,
-      { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$' },
+      { type: 'string', pattern: '^v1a?,[A-Za-z0-9+/]+={0,2}( v1a?,[A-Za-z0-9+/]+={0,2})*$' },
+    ),
+    header(
+      'authorization',
+      'Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`.',
+      { type: 'string', pattern: '^Bearer .+$' },
+      false,
     ),
   ];
 }

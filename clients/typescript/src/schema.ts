@@ -788,6 +788,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -831,6 +834,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -874,6 +880,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -917,6 +926,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -960,6 +972,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -1003,6 +1018,9 @@ export interface webhooks {
          *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
          *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
          *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
          *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
          *       constant time.
          *
@@ -1624,6 +1642,41 @@ export interface components {
              */
             contractAddresses: string[] | null;
         };
+        WebhookEndpointAuthDto: {
+            /**
+             * @example oauth2ClientCredentials
+             * @enum {string}
+             */
+            type: "oauth2ClientCredentials";
+            /**
+             * @description Where the service gets its tokens.
+             * @example https://auth.example.com/oauth2/token
+             */
+            tokenUrl: string;
+            /** @example nft-wallet-webhooks */
+            clientId: string;
+            /**
+             * @description The scopes asked for; null for the client's default.
+             * @example webhooks:write
+             */
+            scope: string | null;
+            /** @description Whether a client secret is set. The secret itself, and every token, is never returned. */
+            hasClientSecret: boolean;
+        };
+        WebhookEndpointTlsDto: {
+            /** @description Whether the client key is set. The key itself is never returned. */
+            hasClientKey: boolean;
+            /**
+             * @description The client certificate's subject.
+             * @example CN=nft-wallet-webhooks, O=Example
+             */
+            subject: string;
+            /**
+             * @description When the client certificate expires: renew it before then.
+             * @example 2027-11-26T00:00:00.000000+00:00
+             */
+            notAfterUtc: string;
+        };
         WebhookEndpointDto: {
             /**
              * Format: uuid
@@ -1662,6 +1715,22 @@ export interface components {
              */
             previousSecretExpiresAtUtc: string | null;
             /**
+             * @description The endpoint's Ed25519 public key, `whpk_` + Base64 of its 32 raw bytes, when it signs
+             *     asymmetrically (`signing.asymmetric`); null otherwise. Receivers verify the `v1a,` entries of
+             *     `webhook-signature` with it.
+             * @example whpk_S+fndeuCOYPIqw35MzpFcCjpt2ysX4sqbtN0PdIObQ8=
+             */
+            publicKey: string | null;
+            /**
+             * @description While a rotation's overlap lasts, the replaced public key (its `v1a,` entry is still sent); null otherwise.
+             * @example null
+             */
+            previousPublicKey: string | null;
+            /** @description OAuth2 client credentials the service uses towards this endpoint, without the secret; null when none. */
+            auth: components["schemas"]["WebhookEndpointAuthDto"] | null;
+            /** @description Mutual TLS towards this endpoint: the client certificate's subject and expiry; null when none. */
+            tls: components["schemas"]["WebhookEndpointTlsDto"] | null;
+            /**
              * @description Why the service switched the endpoint off, or null. `failing`: every attempt failed for WEBHOOK_AUTO_DISABLE_AFTER (default 5 days) with at least 10 failed webhooks; audited with the system as actor. A PATCH of `enabled` clears it; its failed webhooks stay replayable (POST …/webhooks/replay).
              * @example null
              */
@@ -1694,6 +1763,52 @@ export interface components {
              */
             contractAddresses?: string[] | null;
         };
+        WebhookEndpointSigningRequestDto: {
+            /**
+             * @description True: the endpoint gets an Ed25519 key pair and every webhook to it carries a Standard Webhooks
+             *     `v1a,` signature beside the `v1,` ones (its public key shows as `publicKey`). Setting true again
+             *     keeps the pair; false drops it.
+             * @example true
+             */
+            asymmetric: boolean;
+        };
+        WebhookEndpointAuthRequestDto: {
+            /**
+             * @description The only kind: OAuth2 client credentials (RFC 6749 section 4.4).
+             * @example oauth2ClientCredentials
+             * @enum {string}
+             */
+            type: "oauth2ClientCredentials";
+            /**
+             * @description The token endpoint, under the same policy as webhook URLs (https, public addresses, allowed
+             *     ports). The service POSTs `grant_type=client_credentials` there with HTTP Basic client
+             *     authentication (`client_secret_basic`).
+             * @example https://auth.example.com/oauth2/token
+             */
+            tokenUrl: string;
+            /** @example nft-wallet-webhooks */
+            clientId: string;
+            /** @description Write-only: sealed at rest, never returned (`hasClientSecret`), never logged. */
+            clientSecret: string;
+            /**
+             * @description Space-separated scopes to ask for; left out or null asks for the client's default scope.
+             * @example webhooks:write
+             */
+            scope?: string | null;
+        };
+        WebhookEndpointTlsRequestDto: {
+            /**
+             * @description The client certificate (PEM) presented to the receiver; a chain may follow it.
+             * @example -----BEGIN CERTIFICATE-----
+             *     …
+             *     -----END CERTIFICATE-----
+             */
+            clientCertificate: string;
+            /** @description Its private key, unencrypted PEM. Write-only: sealed at rest, never returned (`hasClientKey`), never logged. */
+            clientKey: string;
+            /** @description A private CA (PEM, one or more certificates) trusted for this endpoint only, beside the public ones. */
+            caCertificate?: string | null;
+        };
         CreateWebhookEndpointDto: {
             /**
              * @description Secret that signs every webhook sent to this endpoint, 16 to 256 characters. Write-only: never
@@ -1714,6 +1829,20 @@ export interface components {
              *     `{contractAddresses: null}` or null remove it.
              */
             filters?: components["schemas"]["WebhookEndpointFiltersRequestDto"] | null;
+            /** @description Asymmetric (Ed25519) signing beside the shared secret; null is `{asymmetric: false}`. */
+            signing?: components["schemas"]["WebhookEndpointSigningRequestDto"] | null;
+            /**
+             * @description How the service authenticates to the receiver beyond the signatures: OAuth2 client
+             *     credentials, the token sent as `Authorization: Bearer`. Replaced whole (the client secret is
+             *     required each time); null removes it.
+             */
+            auth?: components["schemas"]["WebhookEndpointAuthRequestDto"] | null;
+            /**
+             * @description Mutual TLS towards the receiver: the client certificate and key the service presents, and
+             *     optionally a private CA to trust. A certificate that does not parse or a key that does not
+             *     belong to it is a 400 naming the field. Replaced whole; null removes it.
+             */
+            tls?: components["schemas"]["WebhookEndpointTlsRequestDto"] | null;
             /**
              * @description Where webhooks are sent: an absolute http(s) URL of at most 2,048 characters without
              *     credentials, under the same policy as the webhook configuration's url.
@@ -1767,6 +1896,22 @@ export interface components {
              */
             previousSecretExpiresAtUtc: string | null;
             /**
+             * @description The endpoint's Ed25519 public key, `whpk_` + Base64 of its 32 raw bytes, when it signs
+             *     asymmetrically (`signing.asymmetric`); null otherwise. Receivers verify the `v1a,` entries of
+             *     `webhook-signature` with it.
+             * @example whpk_S+fndeuCOYPIqw35MzpFcCjpt2ysX4sqbtN0PdIObQ8=
+             */
+            publicKey: string | null;
+            /**
+             * @description While a rotation's overlap lasts, the replaced public key (its `v1a,` entry is still sent); null otherwise.
+             * @example null
+             */
+            previousPublicKey: string | null;
+            /** @description OAuth2 client credentials the service uses towards this endpoint, without the secret; null when none. */
+            auth: components["schemas"]["WebhookEndpointAuthDto"] | null;
+            /** @description Mutual TLS towards this endpoint: the client certificate's subject and expiry; null when none. */
+            tls: components["schemas"]["WebhookEndpointTlsDto"] | null;
+            /**
              * @description Why the service switched the endpoint off, or null. `failing`: every attempt failed for WEBHOOK_AUTO_DISABLE_AFTER (default 5 days) with at least 10 failed webhooks; audited with the system as actor. A PATCH of `enabled` clears it; its failed webhooks stay replayable (POST …/webhooks/replay).
              * @example null
              */
@@ -1807,6 +1952,20 @@ export interface components {
              *     `{contractAddresses: null}` or null remove it.
              */
             filters?: components["schemas"]["WebhookEndpointFiltersRequestDto"] | null;
+            /** @description Asymmetric (Ed25519) signing beside the shared secret; null is `{asymmetric: false}`. */
+            signing?: components["schemas"]["WebhookEndpointSigningRequestDto"] | null;
+            /**
+             * @description How the service authenticates to the receiver beyond the signatures: OAuth2 client
+             *     credentials, the token sent as `Authorization: Bearer`. Replaced whole (the client secret is
+             *     required each time); null removes it.
+             */
+            auth?: components["schemas"]["WebhookEndpointAuthRequestDto"] | null;
+            /**
+             * @description Mutual TLS towards the receiver: the client certificate and key the service presents, and
+             *     optionally a private CA to trust. A certificate that does not parse or a key that does not
+             *     belong to it is a 400 naming the field. Replaced whole; null removes it.
+             */
+            tls?: components["schemas"]["WebhookEndpointTlsRequestDto"] | null;
             /**
              * @description Where webhooks are sent (same policy as on POST).
              * @example https://example.com/webhooks
@@ -6734,8 +6893,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;
@@ -6782,8 +6943,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;
@@ -6830,8 +6993,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;
@@ -6878,8 +7043,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;
@@ -6926,8 +7093,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;
@@ -6974,8 +7143,10 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation. The receiver has 3000 ms to answer. */
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
                 "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
             };
             path?: never;
             cookie?: never;

@@ -4,7 +4,11 @@ import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
 import { outsideTransaction, queryRows } from '../../database/raw-sql';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
+import { KeyObject } from 'node:crypto';
+import type { EndpointAuthSettings } from './endpoint-auth.rules';
+import type { EndpointTlsSettings } from './endpoint-tls.rules';
 import { openSecret } from './secret-box';
+import { signingKeyFromStored } from './signing-keys.rules';
 
 /**
  * Where and how one endpoint's webhooks are sent, as the delivery worker needs it: the url, the
@@ -26,6 +30,15 @@ export interface DeliveryTarget {
   secretError: string | null;
   /** The secret a rotation replaced, signing beside the current one until `expiresAt`. */
   previous: { secret: string; expiresAt: Date } | null;
+  /**
+   * The Ed25519 keys that add `v1a` signatures, when the endpoint signs asymmetrically: the current
+   * one, and the one a rotation replaced until the previous secret expires. Null otherwise.
+   */
+  signingKeys: { current: KeyObject; previous: { key: KeyObject; expiresAt: Date } | null } | null;
+  /** OAuth2 client credentials towards the receiver, the client secret opened; null when none. */
+  auth: { tokenUrl: string; clientId: string; clientSecret: string; scope: string | null } | null;
+  /** Mutual TLS: the client certificate and its key (opened), and a private CA to trust; null when none. */
+  tls: { clientCertificate: string; clientKey: string; caCertificate: string | null } | null;
   /** When the endpoint last changed (auto-disable judges failures from then on at the earliest). */
   updatedAt: Date;
 }
@@ -41,6 +54,12 @@ interface EndpointRow {
   shared_secret_sealed: string | null;
   previous_shared_secret_sealed: string | null;
   previous_secret_expires_at: Date | string | null;
+  signing_private_key_sealed: string | null;
+  previous_signing_private_key_sealed: string | null;
+  auth: EndpointAuthSettings | string | null;
+  auth_client_secret_sealed: string | null;
+  tls: EndpointTlsSettings | string | null;
+  tls_client_key_sealed: string | null;
   updated_at: Date | string;
 }
 
@@ -55,6 +74,7 @@ const SECRET_CACHE_MAX = 1000;
 @Injectable()
 export class DeliveryTargetReader {
   private readonly secrets = new LRUCache<string, string>({ max: SECRET_CACHE_MAX });
+  private readonly keys = new LRUCache<string, KeyObject>({ max: SECRET_CACHE_MAX });
 
   constructor(
     private readonly em: EntityManager,
@@ -69,7 +89,9 @@ export class DeliveryTargetReader {
     const rows = await queryRows<EndpointRow>(
       outsideTransaction(this.em),
       `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses,
-              shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at, updated_at
+              shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at,
+              signing_private_key_sealed, previous_signing_private_key_sealed, auth, auth_client_secret_sealed,
+              tls, tls_client_key_sealed, updated_at
          from webhook_endpoint where organization_id = any(?::uuid[])
         order by organization_id, is_default desc, id`,
       [unique],
@@ -101,6 +123,38 @@ export class DeliveryTargetReader {
         secretError = `the shared secret cannot be opened: ${(error as Error).message}`;
       }
     }
+    let signingKeys: DeliveryTarget['signingKeys'] = null;
+    if (row.signing_private_key_sealed !== null) {
+      try {
+        signingKeys = {
+          current: this.signingKey(row.signing_private_key_sealed, row.organization_id),
+          previous: this.previousSigningKeyOf(row),
+        };
+      } catch (error) {
+        // A receiver that verifies v1a would refuse every webhook: fail them with the reason rather than send.
+        secretError ??= `the signing key cannot be opened: ${(error as Error).message}`;
+      }
+    }
+    let auth: DeliveryTarget['auth'] = null;
+    if (row.auth !== null && row.auth_client_secret_sealed !== null) {
+      const settings: EndpointAuthSettings = typeof row.auth === 'string' ? (JSON.parse(row.auth) as EndpointAuthSettings) : row.auth;
+      try {
+        const clientSecret = this.open(row.auth_client_secret_sealed, row.organization_id);
+        auth = { tokenUrl: settings.tokenUrl, clientId: settings.clientId, clientSecret, scope: settings.scope };
+      } catch (error) {
+        secretError ??= `the OAuth2 client secret cannot be opened: ${(error as Error).message}`;
+      }
+    }
+    let tls: DeliveryTarget['tls'] = null;
+    if (row.tls !== null && row.tls_client_key_sealed !== null) {
+      const settings = typeof row.tls === 'string' ? (JSON.parse(row.tls) as EndpointTlsSettings) : row.tls;
+      try {
+        const clientKey = this.open(row.tls_client_key_sealed, row.organization_id);
+        tls = { clientCertificate: settings.clientCertificate, clientKey, caCertificate: settings.caCertificate };
+      } catch (error) {
+        secretError ??= `the TLS client key cannot be opened: ${(error as Error).message}`;
+      }
+    }
     const contracts = row.contract_addresses === null ? null : parseTextArray(row.contract_addresses);
     return {
       organizationId: row.organization_id,
@@ -113,6 +167,9 @@ export class DeliveryTargetReader {
       secret,
       secretError,
       previous: this.previousOf(row),
+      signingKeys,
+      auth,
+      tls,
       updatedAt: new Date(row.updated_at),
     };
   }
@@ -131,6 +188,28 @@ export class DeliveryTargetReader {
     } catch {
       return null;
     }
+  }
+
+  /** Like previousOf: a replaced key that no longer opens only loses its overlap. */
+  private previousSigningKeyOf(row: EndpointRow): { key: KeyObject; expiresAt: Date } | null {
+    if (row.previous_signing_private_key_sealed === null || row.previous_secret_expires_at === null) return null;
+    try {
+      return {
+        key: this.signingKey(row.previous_signing_private_key_sealed, row.organization_id),
+        expiresAt: new Date(row.previous_secret_expires_at),
+      };
+    } catch {
+      return null;
+    }
+  }
+
+  private signingKey(sealed: string, organizationId: string): KeyObject {
+    let key = this.keys.get(`${organizationId}:${sealed}`);
+    if (key === undefined) {
+      key = signingKeyFromStored(this.open(sealed, organizationId));
+      this.keys.set(`${organizationId}:${sealed}`, key);
+    }
+    return key;
   }
 
   private open(sealed: string, organizationId: string): string {
@@ -156,6 +235,9 @@ function defaultTarget(organizationId: string): DeliveryTarget {
     secret: null,
     secretError: null,
     previous: null,
+    signingKeys: null,
+    auth: null,
+    tls: null,
     updatedAt: new Date(0),
   };
 }

@@ -2,6 +2,8 @@ import { Entity, EntityRepositoryType, ManyToOne, PrimaryKey, Property } from '@
 import { v7 as uuidv7 } from 'uuid';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { Organization } from '../organizations/organization.entity';
+import type { EndpointAuthSettings } from './endpoint-auth.rules';
+import type { EndpointTlsSettings } from './endpoint-tls.rules';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
 
 /**
@@ -50,6 +52,37 @@ export class WebhookEndpoint {
   /** When the previous secret stops signing; null when there is none. */
   @Property({ type: 'timestamptz', length: 6, nullable: true })
   previousSecretExpiresAt: Date | null = null;
+
+  /** The Ed25519 private key (PKCS#8 DER, base64) that adds a `v1a` signature, sealed like the secrets; null when the endpoint signs with its secret only. */
+  @Property({ type: 'text', nullable: true, hidden: true })
+  signingPrivateKeySealed: string | null = null;
+
+  /** Its public key: the raw 32 bytes, base64 (shown with the `whpk_` prefix). */
+  @Property({ type: 'text', nullable: true })
+  signingPublicKey: string | null = null;
+
+  /** The key pair a rotation replaced; it signs too until the previous secret expires. */
+  @Property({ type: 'text', nullable: true, hidden: true })
+  previousSigningPrivateKeySealed: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  previousSigningPublicKey: string | null = null;
+
+  /** OAuth2 client credentials for receivers that want a bearer token (see endpoint-auth.rules.ts); null when none. */
+  @Property({ type: 'json', nullable: true })
+  auth: EndpointAuthSettings | null = null;
+
+  /** The OAuth2 client secret, sealed like the shared secret. */
+  @Property({ type: 'text', nullable: true, hidden: true })
+  authClientSecretSealed: string | null = null;
+
+  /** Mutual TLS towards the receiver: certificates in PEM, subject and expiry read from them (see endpoint-tls.rules.ts); null when none. */
+  @Property({ type: 'json', nullable: true })
+  tls: EndpointTlsSettings | null = null;
+
+  /** The client certificate's private key (PEM), sealed like the shared secret. */
+  @Property({ type: 'text', nullable: true, hidden: true })
+  tlsClientKeySealed: string | null = null;
 
   /** Why the service switched the endpoint off ("failing"); null when enabled or switched off by a user. */
   @Property({ type: 'text', nullable: true })

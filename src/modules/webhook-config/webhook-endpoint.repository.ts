@@ -12,6 +12,16 @@ import { execute, executeScript } from '../../database/raw-sql';
 export const WEBHOOK_ENDPOINT_SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'webhook_endpoint', idColumn: 'id', idType: 'uuid', column: 'shared_secret_sealed', contextColumn: 'organization_id' },
   { table: 'webhook_endpoint', idColumn: 'id', idType: 'uuid', column: 'previous_shared_secret_sealed', contextColumn: 'organization_id' },
+  { table: 'webhook_endpoint', idColumn: 'id', idType: 'uuid', column: 'signing_private_key_sealed', contextColumn: 'organization_id' },
+  {
+    table: 'webhook_endpoint',
+    idColumn: 'id',
+    idType: 'uuid',
+    column: 'previous_signing_private_key_sealed',
+    contextColumn: 'organization_id',
+  },
+  { table: 'webhook_endpoint', idColumn: 'id', idType: 'uuid', column: 'auth_client_secret_sealed', contextColumn: 'organization_id' },
+  { table: 'webhook_endpoint', idColumn: 'id', idType: 'uuid', column: 'tls_client_key_sealed', contextColumn: 'organization_id' },
 ];
 
 /** How long the expired-secret cleanup waits for a lock before leaving it to its next run. */
@@ -78,7 +88,12 @@ export class WebhookEndpointRepository extends EntityRepository<WebhookEndpoint>
       return tx.nativeUpdate(
         this.entityName,
         { previousSecretExpiresAt: { $lte: now } },
-        { previousSharedSecretSealed: null, previousSecretExpiresAt: null },
+        {
+          previousSharedSecretSealed: null,
+          previousSecretExpiresAt: null,
+          previousSigningPrivateKeySealed: null,
+          previousSigningPublicKey: null,
+        },
       );
     });
   }

@@ -137,6 +137,14 @@ describe('webhook endpoint rules', () => {
       sharedSecretSealed: 'sealed-a',
       previousSharedSecretSealed: 'sealed-old',
       previousSecretExpiresAt: new Date('2026-11-24T00:00:00Z'),
+      signingPrivateKeySealed: 'sealed-key',
+      signingPublicKey: 'cHVibGlj',
+      previousSigningPrivateKeySealed: 'sealed-old-key',
+      previousSigningPublicKey: 'b2xk',
+      auth: { type: 'oauth2ClientCredentials', tokenUrl: 'https://auth.example.com/token', clientId: 'client', scope: null },
+      authClientSecretSealed: 'sealed-client-secret',
+      tls: null,
+      tlsClientKeySealed: null,
       createdAt: new Date('2026-11-20T00:00:00Z'),
       updatedAt: new Date('2026-11-21T00:00:00Z'),
     };
@@ -153,12 +161,24 @@ describe('webhook endpoint rules', () => {
         contractAddresses: [LOWER],
         hasSharedSecret: true,
         previousSecretExpiresAt: new Date('2026-11-24T00:00:00Z'),
+        publicKey: 'whpk_cHVibGlj',
+        previousPublicKey: 'whpk_b2xk',
+        auth: {
+          type: 'oauth2ClientCredentials',
+          tokenUrl: 'https://auth.example.com/token',
+          clientId: 'client',
+          scope: null,
+          hasClientSecret: true,
+        },
+        tls: null,
         disabledReason: null,
         createdAt: row.createdAt,
         updatedAt: row.updatedAt,
       });
       expect(JSON.stringify(view)).not.toContain('sealed');
       expect(endpointView(row, new Date('2026-11-25T00:00:00Z')).previousSecretExpiresAt).toBeNull();
+      // The replaced key pair is shown exactly as long as it signs: with the previous secret.
+      expect(endpointView(row, new Date('2026-11-25T00:00:00Z')).previousPublicKey).toBeNull();
     });
 
     it('shows a default endpoint never changed as disabled, without url, secret, description or filter, created with the organization', () => {
@@ -173,6 +193,10 @@ describe('webhook endpoint rules', () => {
         contractAddresses: null,
         hasSharedSecret: false,
         previousSecretExpiresAt: null,
+        publicKey: null,
+        previousPublicKey: null,
+        auth: null,
+        tls: null,
         disabledReason: null,
         createdAt,
         updatedAt: createdAt,

@@ -1,6 +1,9 @@
 import { badRequest, FieldError } from '../../common/errors/domain-error';
 import { normalizeAddress, toChecksumAddress } from '../../common/evm-address';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
+import { EndpointAuthSettings, endpointAuthView, EndpointAuthView } from './endpoint-auth.rules';
+import { EndpointTlsSettings, endpointTlsView, EndpointTlsView } from './endpoint-tls.rules';
+import { publicKeyLabel, SigningKeySlots } from './signing-keys.rules';
 import { auditedSlots, disabledReasonAfter, livePreviousSecretExpiry, normalizeWebhookTypes, SecretSlots } from './webhook-config.rules';
 
 /** Endpoints an organization may have, its default endpoint included (README.md, "Webhook endpoints"). */
@@ -43,6 +46,14 @@ export interface WebhookEndpointView {
   contractAddresses: string[] | null;
   hasSharedSecret: boolean;
   previousSecretExpiresAt: Date | null;
+  /** `whpk_<base64>` of the Ed25519 public key when the endpoint signs asymmetrically; null otherwise. */
+  publicKey: string | null;
+  /** The replaced public key while a rotation's overlap lasts; null otherwise. */
+  previousPublicKey: string | null;
+  /** OAuth2 client credentials without the secret; null when none. */
+  auth: EndpointAuthView | null;
+  /** Mutual TLS: the client certificate's subject and expiry, without the key; null when none. */
+  tls: EndpointTlsView | null;
   disabledReason: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -160,6 +171,14 @@ export interface StoredEndpoint {
   sharedSecretSealed: string | null;
   previousSharedSecretSealed: string | null;
   previousSecretExpiresAt: Date | null;
+  signingPrivateKeySealed: string | null;
+  signingPublicKey: string | null;
+  previousSigningPrivateKeySealed: string | null;
+  previousSigningPublicKey: string | null;
+  auth: EndpointAuthSettings | null;
+  authClientSecretSealed: string | null;
+  tls: EndpointTlsSettings | null;
+  tlsClientKeySealed: string | null;
   disabledReason: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -184,7 +203,17 @@ export function endpointSlots(row: StoredEndpoint): SecretSlots {
   };
 }
 
+export function endpointSigningSlots(row: StoredEndpoint): SigningKeySlots {
+  return {
+    privateKey: row.signingPrivateKeySealed,
+    publicKey: row.signingPublicKey,
+    previousPrivateKey: row.previousSigningPrivateKeySealed,
+    previousPublicKey: row.previousSigningPublicKey,
+  };
+}
+
 export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointView {
+  const previousSecretExpiresAt = livePreviousSecretExpiry(endpointSlots(row), now);
   return {
     id: row.id,
     isDefault: row.isDefault,
@@ -194,7 +223,12 @@ export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointVie
     webhookTypes: [...row.webhookTypes],
     contractAddresses: copy(row.contractAddresses),
     hasSharedSecret: row.sharedSecretSealed !== null,
-    previousSecretExpiresAt: livePreviousSecretExpiry(endpointSlots(row), now),
+    previousSecretExpiresAt,
+    publicKey: publicKeyLabel(row.signingPublicKey),
+    // The replaced pair signs only while the previous secret does: shown exactly as long.
+    previousPublicKey: previousSecretExpiresAt === null ? null : publicKeyLabel(row.previousSigningPublicKey),
+    auth: endpointAuthView(row.auth, row.authClientSecretSealed),
+    tls: endpointTlsView(row.tls, row.tlsClientKeySealed),
     disabledReason: row.disabledReason,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
@@ -217,6 +251,14 @@ export function unconfiguredDefault(organizationId: string, organizationCreatedA
     sharedSecretSealed: null,
     previousSharedSecretSealed: null,
     previousSecretExpiresAt: null,
+    signingPrivateKeySealed: null,
+    signingPublicKey: null,
+    previousSigningPrivateKeySealed: null,
+    previousSigningPublicKey: null,
+    auth: null,
+    authClientSecretSealed: null,
+    tls: null,
+    tlsClientKeySealed: null,
     disabledReason: null,
     createdAt: organizationCreatedAt,
     updatedAt: organizationCreatedAt,
@@ -243,7 +285,33 @@ export function endpointPagePlan(
  * The endpoint as its audit entries show it (pass SECRET_SLOT_FIELDS to diffForAudit): addresses
  * in EIP-55 form, secrets only as "[redacted]", the previous secret's expiry in the API's UTC format.
  */
-export function auditedEndpoint(state: WebhookEndpointState, slots: SecretSlots): Record<string, unknown> {
+/** The transport settings of an endpoint, each secret standing for its sealed value. */
+export interface TransportSlots {
+  signing: SigningKeySlots;
+  auth: EndpointAuthSettings | null;
+  authClientSecret: string | null;
+  tls: EndpointTlsSettings | null;
+  tlsClientKey: string | null;
+}
+
+export function endpointTransport(row: StoredEndpoint): TransportSlots {
+  return {
+    signing: endpointSigningSlots(row),
+    auth: row.auth,
+    authClientSecret: row.authClientSecretSealed,
+    tls: row.tls,
+    tlsClientKey: row.tlsClientKeySealed,
+  };
+}
+
+/** The fields of auditedEndpoint's transport part that hold a secret (shown as "[redacted]"). */
+export const TRANSPORT_SECRET_FIELDS = ['authClientSecret', 'tlsClientKey'] as const;
+
+export function auditedEndpoint(
+  state: WebhookEndpointState,
+  slots: SecretSlots,
+  transport: TransportSlots | null = null,
+): Record<string, unknown> {
   return {
     url: state.url,
     description: state.description,
@@ -252,6 +320,18 @@ export function auditedEndpoint(state: WebhookEndpointState, slots: SecretSlots)
     contractAddresses: state.contractAddresses === null ? null : state.contractAddresses.map(toChecksumAddress),
     disabledReason: state.disabledReason,
     ...auditedSlots(slots),
+    // Public keys only: the private halves never reach the audit log, not even redacted.
+    ...(transport === null
+      ? {}
+      : {
+          publicKey: publicKeyLabel(transport.signing.publicKey),
+          previousPublicKey: publicKeyLabel(transport.signing.previousPublicKey),
+          auth: transport.auth,
+          authClientSecret: transport.authClientSecret,
+          // The certificate as its subject and expiry: the PEM text itself would swamp the entry.
+          tls: transport.tls === null ? null : { subject: transport.tls.subject, notAfter: transport.tls.notAfter },
+          tlsClientKey: transport.tlsClientKey,
+        }),
   };
 }
 

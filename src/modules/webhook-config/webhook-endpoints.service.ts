@@ -12,7 +12,17 @@ import { AuditChanges, diffForAudit } from '../audit/audit.rules';
 import { AuditActor, AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { Organization } from '../organizations/organization.entity';
+import { EndpointAuthSettings, OAUTH2_CLIENT_CREDENTIALS } from './endpoint-auth.rules';
+import { EndpointTlsSettings, parseTlsInput } from './endpoint-tls.rules';
 import { sealSecret } from './secret-box';
+import {
+  dropPreviousSigningKeys,
+  generateSigningKeyPair,
+  NO_SIGNING_KEYS,
+  rotateSigningSlots,
+  SigningKeySlots,
+  signingSlotsAfterSwitch,
+} from './signing-keys.rules';
 import {
   DEFAULT_PREVIOUS_SECRET_VALID_SECONDS,
   FAILING_DISABLED_REASON,
@@ -30,6 +40,7 @@ import {
   endpointPagePlan,
   endpointSlots,
   endpointState,
+  endpointTransport,
   endpointView,
   isDefaultEndpoint,
   isEmptyPatch,
@@ -38,6 +49,8 @@ import {
   newEndpointState,
   parseContractAddressFilter,
   StoredEndpoint,
+  TRANSPORT_SECRET_FIELDS,
+  TransportSlots,
   unconfiguredDefault,
   WebhookEndpointView,
 } from './webhook-endpoint.rules';
@@ -51,7 +64,16 @@ export interface WebhookEndpointInput {
   enabled?: boolean;
   description?: string | null;
   filters?: { contractAddresses?: readonly unknown[] | null } | null;
+  /** `{asymmetric: true}` adds Ed25519 (`v1a`) signatures; false or null drops the key pair. */
+  signing?: { asymmetric: boolean } | null;
+  /** OAuth2 client credentials towards the receiver; null removes them. */
+  auth?: { type: string; tokenUrl: string; clientId: string; clientSecret: string; scope?: string | null } | null;
+  /** Mutual TLS towards the receiver (PEM); null removes it. */
+  tls?: { clientCertificate: string; clientKey: string; caCertificate?: string | null } | null;
 }
+
+/** Every field of the audit view that holds a secret. */
+const AUDIT_SECRET_FIELDS = [...SECRET_SLOT_FIELDS, ...TRANSPORT_SECRET_FIELDS];
 
 export interface CreatedEndpoint {
   endpoint: WebhookEndpointView;
@@ -133,6 +155,9 @@ export class WebhookEndpointsService {
     await this.assertAcceptableUrl(input.url as string);
     const generated = input.sharedSecret === undefined ? generateSharedSecret() : undefined;
     const sealed = this.seal(organizationId, input.sharedSecret ?? (generated as string));
+    const signing = signingSlotsAfterSwitch(NO_SIGNING_KEYS, input.signing?.asymmetric === true, () => this.newKeyPair(organizationId));
+    const auth = await this.parseAuth(organizationId, input.auth);
+    const tls = this.parseTls(organizationId, input.tls);
 
     const endpoint = await this.em.transactional(async (em) => {
       const endpoints = em.getRepository(WebhookEndpoint);
@@ -152,9 +177,20 @@ export class WebhookEndpointsService {
         contractAddresses,
       });
       const row = new WebhookEndpoint({ organizationId, ...state, url: input.url as string, sharedSecretSealed: sealed });
+      assignTransport(row, {
+        signing,
+        auth: auth?.settings ?? null,
+        authClientSecret: auth?.clientSecretSealed ?? null,
+        tls: tls?.settings ?? null,
+        tlsClientKey: tls?.clientKeySealed ?? null,
+      });
       row.createdAt = row.updatedAt = new Date();
       em.persist(row);
-      const entry = auditOf(row, 'create', diffForAudit({}, auditedEndpoint(endpointState(row), endpointSlots(row)), SECRET_SLOT_FIELDS));
+      const entry = auditOf(
+        row,
+        'create',
+        diffForAudit({}, auditedEndpoint(endpointState(row), endpointSlots(row), endpointTransport(row)), AUDIT_SECRET_FIELDS),
+      );
       this.audit.record(em, { organizationId, actor, meta, ...entry });
       return row;
     });
@@ -178,6 +214,8 @@ export class WebhookEndpointsService {
     if (isEmptyPatch(input)) return this.get(organizationId, endpointId);
     if (typeof input.url === 'string') await this.assertAcceptableUrl(input.url);
     const sealedSecret = typeof input.sharedSecret === 'string' ? this.seal(organizationId, input.sharedSecret) : input.sharedSecret;
+    const auth = input.auth === undefined ? undefined : await this.parseAuth(organizationId, input.auth);
+    const tls = input.tls === undefined ? undefined : this.parseTls(organizationId, input.tls);
 
     return this.em.transactional(async (em) => {
       const row = await em.getRepository(WebhookEndpoint).lockForChange(organizationId, endpointId);
@@ -194,13 +232,31 @@ export class WebhookEndpointsService {
       const slotsBefore = endpointSlots(row);
       const slotsAfter = sealedSecret !== undefined ? replaceSecretSlots(sealedSecret) : slotsBefore;
       assertComplete(after, slotsAfter);
+      const transportBefore = endpointTransport(row);
+      let signingAfter =
+        input.signing === undefined
+          ? transportBefore.signing
+          : signingSlotsAfterSwitch(transportBefore.signing, input.signing?.asymmetric === true, () => this.newKeyPair(organizationId));
+      if (sealedSecret !== undefined) signingAfter = dropPreviousSigningKeys(signingAfter);
+      const transportAfter: TransportSlots = {
+        signing: signingAfter,
+        auth: auth === undefined ? transportBefore.auth : (auth?.settings ?? null),
+        authClientSecret: auth === undefined ? transportBefore.authClientSecret : (auth?.clientSecretSealed ?? null),
+        tls: tls === undefined ? transportBefore.tls : (tls?.settings ?? null),
+        tlsClientKey: tls === undefined ? transportBefore.tlsClientKey : (tls?.clientKeySealed ?? null),
+      };
       // A new secret always counts as a change (the sealed values differ), and is shown only as redacted.
-      const changes = diffForAudit(auditedEndpoint(before, slotsBefore), auditedEndpoint(after, slotsAfter), SECRET_SLOT_FIELDS);
+      const changes = diffForAudit(
+        auditedEndpoint(before, slotsBefore, transportBefore),
+        auditedEndpoint(after, slotsAfter, transportAfter),
+        AUDIT_SECRET_FIELDS,
+      );
       const now = new Date();
       if (Object.keys(changes).length === 0) return endpointView(row, now);
 
       Object.assign(row, after);
       assignSlots(row, slotsAfter);
+      assignTransport(row, transportAfter);
       row.updatedAt = now;
       this.audit.record(em, { organizationId, actor, meta, ...auditOf(row, 'update', changes) });
       return endpointView(row, now);
@@ -218,7 +274,11 @@ export class WebhookEndpointsService {
     await this.em.transactional(async (em) => {
       const row = await em.getRepository(WebhookEndpoint).lockForChange(organizationId, endpointId);
       if (!row) throw endpointNotFound(endpointId);
-      const changes = diffForAudit(auditedEndpoint(endpointState(row), endpointSlots(row)), {}, SECRET_SLOT_FIELDS);
+      const changes = diffForAudit(
+        auditedEndpoint(endpointState(row), endpointSlots(row), endpointTransport(row)),
+        {},
+        AUDIT_SECRET_FIELDS,
+      );
       em.remove(row);
       this.audit.record(em, { organizationId, actor, meta, ...auditOf(row, 'delete', changes) });
     });
@@ -257,8 +317,23 @@ export class WebhookEndpointsService {
         );
       }
       const state = endpointState(row);
-      const changes = diffForAudit(auditedEndpoint(state, slotsBefore), auditedEndpoint(state, rotation.slots), SECRET_SLOT_FIELDS);
+      // An endpoint that signs asymmetrically gets a new key pair too, the old one overlapping like the old secret.
+      const transportBefore = endpointTransport(row);
+      const signingBefore = transportBefore.signing;
+      const transportAfter: TransportSlots = {
+        ...transportBefore,
+        signing:
+          signingBefore.privateKey === null
+            ? signingBefore
+            : rotateSigningSlots(signingBefore, this.newKeyPair(organizationId), rotation.slots.previousSharedSecret !== null),
+      };
+      const changes = diffForAudit(
+        auditedEndpoint(state, slotsBefore, transportBefore),
+        auditedEndpoint(state, rotation.slots, transportAfter),
+        AUDIT_SECRET_FIELDS,
+      );
       assignSlots(row, rotation.slots);
+      assignTransport(row, transportAfter);
       row.updatedAt = now;
       this.audit.record(em, { organizationId, actor, meta, ...auditOf(row, 'rotateSecret', changes) });
       return { ...(generated === undefined ? {} : { sharedSecret: generated }), previousSecretExpiresAt: rotation.previousSecretExpiresAt };
@@ -327,20 +402,52 @@ export class WebhookEndpointsService {
    * The deployment's URL policy for a webhook receiver (scheme, credentials, port, and what the
    * hostname resolves to): a 400 naming `url` when refused. Every endpoint is held to it.
    */
-  async assertAcceptableUrl(url: string): Promise<void> {
+  async assertAcceptableUrl(url: string, field = 'url'): Promise<void> {
     const policy = this.urlPolicy;
     const reason = checkWebhookUrl(url, policy);
-    if (reason !== null) throw validationFailed([{ field: 'url', message: `url ${reason}` }]);
+    if (reason !== null) throw validationFailed([{ field, message: `${field} ${reason}` }]);
     try {
       await resolveWebhookHost(webhookUrlHostname(url), policy);
     } catch (error) {
-      if (error instanceof WebhookHostError) throw validationFailed([{ field: 'url', message: `url ${error.message}` }]);
+      if (error instanceof WebhookHostError) throw validationFailed([{ field, message: `${field} ${error.message}` }]);
       throw error;
     }
   }
 
   private seal(organizationId: string, secret: string): string {
     return sealSecret(secret, this.config.secretsEncryptionKey, organizationId);
+  }
+
+  /**
+   * The auth settings of a request, the token URL held to the webhook URL policy (a 400 naming
+   * `auth.tokenUrl`) and the client secret sealed; null removes them.
+   */
+  private async parseAuth(
+    organizationId: string,
+    input: WebhookEndpointInput['auth'],
+  ): Promise<{ settings: EndpointAuthSettings; clientSecretSealed: string } | null> {
+    if (input === undefined || input === null) return null;
+    await this.assertAcceptableUrl(input.tokenUrl, 'auth.tokenUrl');
+    return {
+      settings: { type: OAUTH2_CLIENT_CREDENTIALS, tokenUrl: input.tokenUrl, clientId: input.clientId, scope: input.scope ?? null },
+      clientSecretSealed: this.seal(organizationId, input.clientSecret),
+    };
+  }
+
+  /** The tls settings of a request, checked (a 400 naming the field) and the key sealed; null removes them. */
+  private parseTls(
+    organizationId: string,
+    input: WebhookEndpointInput['tls'],
+  ): { settings: EndpointTlsSettings; clientKeySealed: string } | null {
+    if (input === undefined || input === null) return null;
+    const parsed = parseTlsInput(input);
+    return { settings: parsed.settings, clientKeySealed: this.seal(organizationId, parsed.clientKey) };
+  }
+
+  /** A new Ed25519 key pair, its private half sealed like a secret. */
+  private newKeyPair(organizationId: string): { privateKey: string; publicKey: string } {
+    const pair = generateSigningKeyPair();
+    return { privateKey: this.seal(organizationId, pair.privateKey), publicKey: pair.publicKey };
   }
 
   /** When the organization was created (its default endpoint's creation time); 404 when it does not exist. */
@@ -382,6 +489,18 @@ function assertDefaultEndpointFields(input: WebhookEndpointInput): void {
       'add another endpoint for a description or filters.',
     refused.map((field) => ({ field, message: 'is not available on the default endpoint' })),
   );
+}
+
+function assignTransport(row: WebhookEndpoint, transport: TransportSlots): void {
+  const slots: SigningKeySlots = transport.signing;
+  row.signingPrivateKeySealed = slots.privateKey;
+  row.signingPublicKey = slots.publicKey;
+  row.previousSigningPrivateKeySealed = slots.previousPrivateKey;
+  row.previousSigningPublicKey = slots.previousPublicKey;
+  row.auth = transport.auth;
+  row.authClientSecretSealed = transport.authClientSecret;
+  row.tls = transport.tls;
+  row.tlsClientKeySealed = transport.tlsClientKey;
 }
 
 function assignSlots(row: WebhookEndpoint, slots: SecretSlots): void {

@@ -1,5 +1,6 @@
-import { Agent, Dispatcher } from 'undici';
-import { checkWebhookUrl, createGuardedLookup, PortRange } from '../../../common/net/url-policy';
+import { Dispatcher } from 'undici';
+import { checkProxiedDestination, createEgressDispatcher } from '../../../common/net/egress';
+import { checkWebhookUrl, PortRange } from '../../../common/net/url-policy';
 import { classifyFetchFailure } from '../../../common/net/fetch-failure';
 import { httpStatusError, MetadataFetchError } from './token-metadata-document.rules';
 
@@ -11,6 +12,8 @@ export interface MetadataHttpOptions {
   allowHttp: boolean;
   allowPrivateNetworks: boolean;
   allowedPorts: readonly PortRange[];
+  /** WEBHOOK_PROXY_URL: metadata leaves through the same egress proxy as webhooks; null connects directly. */
+  proxyUrl?: string | null;
 }
 
 /** Redirects followed per fetch; each target is checked against the policy like the first. */
@@ -25,8 +28,8 @@ const MAX_REDIRECTS = 3;
  * private network); a redirect away from it is checked again.
  */
 export class MetadataHttpClient {
-  private readonly guarded: Agent;
-  private readonly trusted: Agent;
+  private readonly guarded: Dispatcher;
+  private readonly trusted: Dispatcher;
 
   constructor(private readonly options: MetadataHttpOptions) {
     const common = {
@@ -36,11 +39,9 @@ export class MetadataHttpClient {
       connectTimeout: options.timeoutMs,
       connections: 16,
     };
-    this.guarded = new Agent({
-      ...common,
-      connect: { lookup: createGuardedLookup({ allowPrivateNetworks: options.allowPrivateNetworks }) },
-    });
-    this.trusted = new Agent(common);
+    const egress = { proxyUrl: options.proxyUrl ?? null, allowPrivateNetworks: options.allowPrivateNetworks, agent: common };
+    this.guarded = createEgressDispatcher({ ...egress, guarded: true });
+    this.trusted = createEgressDispatcher({ ...egress, guarded: false });
   }
 
   /**
@@ -60,6 +61,7 @@ export class MetadataHttpClient {
       }
       let res: Dispatcher.ResponseData;
       try {
+        if (!trusted) await checkProxiedDestination(target, this.options.proxyUrl ?? null, this.options);
         res = await (trusted ? this.trusted : this.guarded).request({
           origin: parsed.origin,
           path: `${parsed.pathname}${parsed.search}`,

@@ -43,6 +43,7 @@ export class TokenMetadataFetcher implements OnApplicationShutdown {
       allowHttp: config.webhook.allowHttp,
       allowPrivateNetworks: config.webhook.allowPrivateNetworks,
       allowedPorts: config.webhook.allowedPorts,
+      proxyUrl: config.webhook.proxyUrl,
     });
     this.gatewayOrigin = new URL(config.chain.ipfsGatewayUrl).origin;
   }

@@ -18,7 +18,7 @@
 
   // The answers this page reads (the OpenAPI document, /docs-json), with the fields it uses.
   /** @typedef {{detail?: string, title?: string, code?: unknown, errors?: unknown}} Problem */
-  /** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
+  /** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, publicKey?: string|null, previousPublicKey?: string|null, auth?: {type: string, tokenUrl: string, clientId: string, scope: string|null, hasClientSecret: boolean}|null, tls?: {hasClientKey: boolean, subject: string, notAfterUtc: string}|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
   /** @typedef {{endpoints: WebhookEndpoint[], nextPageKey: string|null}} EndpointPage */
   /** @typedef {{apiKeys?: {keyPrefix?: unknown, roles?: unknown}[], nextPageKey: string|null}} ApiKeyPage */
   /** @typedef {{id: string, endpointId: string, eventId: string, webhookType: string, resourceType: string, resourceId: string, action: string, status: string, attemptCount: number, createdAtUtc: string, lastAttemptAtUtc: string|null, nextAttemptAtUtc: string|null, lastResponseStatus: number|null}} WebhookSummary */
@@ -375,6 +375,26 @@
       : 'set';
   }
 
+  /** Which signatures the endpoint's webhooks carry; the public key in full, for the receiver to copy. @param {WebhookEndpoint} endpoint */
+  function signingText(endpoint) {
+    if (!endpoint.publicKey) return 'v1 (shared secret)';
+    const previous = endpoint.previousPublicKey ? `; the previous key ${endpoint.previousPublicKey} signs too during the overlap` : '';
+    return `v1 (shared secret) and v1a (Ed25519), public key ${endpoint.publicKey}${previous}`;
+  }
+
+  /** How the service authenticates to the receiver beyond signatures. @param {WebhookEndpoint} endpoint */
+  function authText(endpoint) {
+    if (!endpoint.auth) return 'none';
+    const scope = endpoint.auth.scope ? `, scope ${endpoint.auth.scope}` : '';
+    return `OAuth2 client credentials: client ${endpoint.auth.clientId} at ${endpoint.auth.tokenUrl}${scope}`;
+  }
+
+  /** The client certificate of mutual TLS, with when it must be renewed. @param {WebhookEndpoint} endpoint */
+  function tlsText(endpoint) {
+    if (!endpoint.tls) return 'none';
+    return `${endpoint.tls.subject}, expires ${shortTime(endpoint.tls.notAfterUtc)} UTC`;
+  }
+
   function renderEndpoints() {
     $('endpoints-table')
       .querySelector('tbody')
@@ -440,6 +460,9 @@
       ['Types', endpoint.webhookTypes.join(', ') || 'none'],
       ['Contracts', endpoint.filters.contractAddresses ? endpoint.filters.contractAddresses.join(', ') : 'every contract'],
       ['Shared secret', secretText(endpoint)],
+      ['Signatures', signingText(endpoint)],
+      ['Receiver auth', authText(endpoint)],
+      ['Client certificate', tlsText(endpoint)],
       ['Id', endpoint.id],
       ['Created (UTC)', shortTime(endpoint.createdAtUtc)],
       ['Updated (UTC)', shortTime(endpoint.updatedAtUtc)],

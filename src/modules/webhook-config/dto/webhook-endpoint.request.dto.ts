@@ -1,7 +1,23 @@
+import { MAX_WEBHOOK_URL_LENGTH } from '../../../common/net/url-policy';
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsObject,
+  IsString,
+  Length,
+  MaxLength,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 import type { WebhookType } from '../../domain-events/domain-event.catalogue';
+import { AUTH_TYPES } from '../endpoint-auth.rules';
+import { MAX_PEM_LENGTH } from '../endpoint-tls.rules';
 import { EnabledField, SharedSecretField, UrlField, WebhookTypesField } from './endpoint-fields';
 import { MAX_ENDPOINT_DESCRIPTION_LENGTH, MAX_FILTER_CONTRACT_ADDRESSES } from '../webhook-endpoint.rules';
 
@@ -27,6 +43,80 @@ export class WebhookEndpointFiltersRequestDto {
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_FILTER_CONTRACT_ADDRESSES)
   contractAddresses?: string[] | null;
+}
+
+export class WebhookEndpointSigningRequestDto {
+  /**
+   * True: the endpoint gets an Ed25519 key pair and every webhook to it carries a Standard Webhooks
+   * `v1a,` signature beside the `v1,` ones (its public key shows as `publicKey`). Setting true again
+   * keeps the pair; false drops it.
+   */
+  @ApiProperty({ type: Boolean, example: true })
+  @IsDefined()
+  @IsBoolean()
+  asymmetric: boolean;
+}
+
+export class WebhookEndpointAuthRequestDto {
+  /** The only kind: OAuth2 client credentials (RFC 6749 section 4.4). */
+  @ApiProperty({ enum: AUTH_TYPES, example: 'oauth2ClientCredentials' })
+  @IsDefined()
+  @IsIn(AUTH_TYPES)
+  type: string;
+
+  /**
+   * The token endpoint, under the same policy as webhook URLs (https, public addresses, allowed
+   * ports). The service POSTs `grant_type=client_credentials` there with HTTP Basic client
+   * authentication (`client_secret_basic`).
+   */
+  @ApiProperty({ type: String, maxLength: MAX_WEBHOOK_URL_LENGTH, example: 'https://auth.example.com/oauth2/token' })
+  @IsDefined()
+  @IsString()
+  @MaxLength(MAX_WEBHOOK_URL_LENGTH)
+  tokenUrl: string;
+
+  @ApiProperty({ type: String, minLength: 1, maxLength: 256, example: 'nft-wallet-webhooks' })
+  @IsDefined()
+  @IsString()
+  @Length(1, 256)
+  clientId: string;
+
+  /** Write-only: sealed at rest, never returned (`hasClientSecret`), never logged. */
+  @ApiProperty({ type: String, minLength: 1, maxLength: 1024, writeOnly: true })
+  @IsDefined()
+  @IsString()
+  @Length(1, 1024)
+  clientSecret: string;
+
+  /** Space-separated scopes to ask for; left out or null asks for the client's default scope. */
+  @ApiProperty({ type: String, nullable: true, required: false, maxLength: 1024, example: 'webhooks:write' })
+  @ValidateIf(presentAndNotNull('scope'))
+  @IsString()
+  @MaxLength(1024)
+  scope?: string | null;
+}
+
+export class WebhookEndpointTlsRequestDto {
+  /** The client certificate (PEM) presented to the receiver; a chain may follow it. */
+  @ApiProperty({ type: String, maxLength: MAX_PEM_LENGTH, example: '-----BEGIN CERTIFICATE-----\n…\n-----END CERTIFICATE-----' })
+  @IsDefined()
+  @IsString()
+  @MaxLength(MAX_PEM_LENGTH)
+  clientCertificate: string;
+
+  /** Its private key, unencrypted PEM. Write-only: sealed at rest, never returned (`hasClientKey`), never logged. */
+  @ApiProperty({ type: String, maxLength: MAX_PEM_LENGTH, writeOnly: true })
+  @IsDefined()
+  @IsString()
+  @MaxLength(MAX_PEM_LENGTH)
+  clientKey: string;
+
+  /** A private CA (PEM, one or more certificates) trusted for this endpoint only, beside the public ones. */
+  @ApiProperty({ type: String, nullable: true, required: false, maxLength: MAX_PEM_LENGTH })
+  @ValidateIf(presentAndNotNull('caCertificate'))
+  @IsString()
+  @MaxLength(MAX_PEM_LENGTH)
+  caCertificate?: string | null;
 }
 
 /** The fields both POST and PATCH take; every one optional here (PATCH is any subset). */
@@ -67,6 +157,38 @@ class WebhookEndpointFields {
   @ValidateNested()
   @Type(() => WebhookEndpointFiltersRequestDto)
   filters?: WebhookEndpointFiltersRequestDto | null;
+
+  /** Asymmetric (Ed25519) signing beside the shared secret; null is `{asymmetric: false}`. */
+  @ApiProperty({ type: WebhookEndpointSigningRequestDto, nullable: true, required: false })
+  @ValidateIf(presentAndNotNull('signing'))
+  @IsObject()
+  @ValidateNested()
+  @Type(() => WebhookEndpointSigningRequestDto)
+  signing?: WebhookEndpointSigningRequestDto | null;
+
+  /**
+   * How the service authenticates to the receiver beyond the signatures: OAuth2 client
+   * credentials, the token sent as `Authorization: Bearer`. Replaced whole (the client secret is
+   * required each time); null removes it.
+   */
+  @ApiProperty({ type: WebhookEndpointAuthRequestDto, nullable: true, required: false })
+  @ValidateIf(presentAndNotNull('auth'))
+  @IsObject()
+  @ValidateNested()
+  @Type(() => WebhookEndpointAuthRequestDto)
+  auth?: WebhookEndpointAuthRequestDto | null;
+
+  /**
+   * Mutual TLS towards the receiver: the client certificate and key the service presents, and
+   * optionally a private CA to trust. A certificate that does not parse or a key that does not
+   * belong to it is a 400 naming the field. Replaced whole; null removes it.
+   */
+  @ApiProperty({ type: WebhookEndpointTlsRequestDto, nullable: true, required: false })
+  @ValidateIf(presentAndNotNull('tls'))
+  @IsObject()
+  @ValidateNested()
+  @Type(() => WebhookEndpointTlsRequestDto)
+  tls?: WebhookEndpointTlsRequestDto | null;
 }
 
 export class CreateWebhookEndpointDto extends WebhookEndpointFields {

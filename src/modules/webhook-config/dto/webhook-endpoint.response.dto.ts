@@ -2,12 +2,47 @@ import { ApiProperty } from '@nestjs/swagger';
 import { toChecksumAddress } from '../../../common/evm-address';
 import { formatUtc } from '../../../common/time';
 import { WEBHOOK_TYPES, WebhookType } from '../../domain-events/domain-event.catalogue';
+import { AUTH_TYPES } from '../endpoint-auth.rules';
 import type { WebhookEndpointView } from '../webhook-endpoint.rules';
 
 export class WebhookEndpointFiltersDto {
   /** Contracts (EIP-55) whose `nft` and `transaction` webhooks this endpoint receives; null: every contract. */
   @ApiProperty({ type: [String], nullable: true, example: ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'] })
   contractAddresses: string[] | null;
+}
+
+export class WebhookEndpointAuthDto {
+  @ApiProperty({ enum: AUTH_TYPES, example: 'oauth2ClientCredentials' })
+  type: string;
+
+  /** Where the service gets its tokens. */
+  @ApiProperty({ type: String, example: 'https://auth.example.com/oauth2/token' })
+  tokenUrl: string;
+
+  @ApiProperty({ type: String, example: 'nft-wallet-webhooks' })
+  clientId: string;
+
+  /** The scopes asked for; null for the client's default. */
+  @ApiProperty({ type: String, nullable: true, example: 'webhooks:write' })
+  scope: string | null;
+
+  /** Whether a client secret is set. The secret itself, and every token, is never returned. */
+  @ApiProperty({ type: Boolean })
+  hasClientSecret: boolean;
+}
+
+export class WebhookEndpointTlsDto {
+  /** Whether the client key is set. The key itself is never returned. */
+  @ApiProperty({ type: Boolean })
+  hasClientKey: boolean;
+
+  /** The client certificate's subject. */
+  @ApiProperty({ type: String, example: 'CN=nft-wallet-webhooks, O=Example' })
+  subject: string;
+
+  /** When the client certificate expires: renew it before then. */
+  @ApiProperty({ type: String, example: '2027-11-26T00:00:00.000000+00:00' })
+  notAfterUtc: string;
 }
 
 export class WebhookEndpointDto {
@@ -48,6 +83,26 @@ export class WebhookEndpointDto {
   previousSecretExpiresAtUtc: string | null;
 
   /**
+   * The endpoint's Ed25519 public key, `whpk_` + Base64 of its 32 raw bytes, when it signs
+   * asymmetrically (`signing.asymmetric`); null otherwise. Receivers verify the `v1a,` entries of
+   * `webhook-signature` with it.
+   */
+  @ApiProperty({ type: String, nullable: true, example: 'whpk_S+fndeuCOYPIqw35MzpFcCjpt2ysX4sqbtN0PdIObQ8=' })
+  publicKey: string | null;
+
+  /** While a rotation's overlap lasts, the replaced public key (its `v1a,` entry is still sent); null otherwise. */
+  @ApiProperty({ type: String, nullable: true, example: null })
+  previousPublicKey: string | null;
+
+  /** OAuth2 client credentials the service uses towards this endpoint, without the secret; null when none. */
+  @ApiProperty({ type: WebhookEndpointAuthDto, nullable: true })
+  auth: WebhookEndpointAuthDto | null;
+
+  /** Mutual TLS towards this endpoint: the client certificate's subject and expiry; null when none. */
+  @ApiProperty({ type: WebhookEndpointTlsDto, nullable: true })
+  tls: WebhookEndpointTlsDto | null;
+
+  /**
    * Why the service switched the endpoint off; null otherwise. `failing`: every attempt failed for
    * WEBHOOK_AUTO_DISABLE_AFTER (default 5 days) with at least 10 failed webhooks (auto-disable,
    * audited with the system as actor). A PATCH of `enabled` clears it; the failed webhooks stay
@@ -83,6 +138,13 @@ export class WebhookEndpointDto {
       filters: { contractAddresses: view.contractAddresses === null ? null : view.contractAddresses.map(toChecksumAddress) },
       hasSharedSecret: view.hasSharedSecret,
       previousSecretExpiresAtUtc: formatUtc(view.previousSecretExpiresAt),
+      publicKey: view.publicKey,
+      previousPublicKey: view.previousPublicKey,
+      auth: view.auth === null ? null : { ...view.auth },
+      tls:
+        view.tls === null
+          ? null
+          : { hasClientKey: view.tls.hasClientKey, subject: view.tls.subject, notAfterUtc: formatUtc(view.tls.notAfter) },
       disabledReason: view.disabledReason,
       createdAtUtc: formatUtc(view.createdAt),
       updatedAtUtc: formatUtc(view.updatedAt),

@@ -21,6 +21,9 @@ function target(overrides: Partial<DeliveryTarget> = {}): DeliveryTarget {
     secret: 'secret',
     secretError: null,
     previous: null,
+    signingKeys: null,
+    auth: null,
+    tls: null,
     updatedAt: NOW,
     ...overrides,
   };

@@ -12,7 +12,8 @@ import { ReceiverLimiter } from './receiver-limiter';
 import { AttemptResult, DeliveryState, WebhookDeliveryRepository } from '../webhook-delivery.repository';
 import { DeliverJobData, delayOf, RetryLaterError, WebhookJobs } from './webhook-jobs';
 import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
-import { SendResult, WebhookSender } from './webhook-sender';
+import { OAuth2Client, OAuth2TokenCache, TokenRequestError } from './oauth2-tokens';
+import { ClientTls, SendResult, WebhookSender } from './webhook-sender';
 import { webhookSignatureHeaders } from './webhook-signature';
 import { attemptLeaseMs, attemptMayStart, decideAfterAttempt, furthestLegitimateAttemptMs, temporaryBlock } from './webhook.rules';
 import { knexTransaction } from '../../../database/raw-sql';
@@ -60,6 +61,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   /** Attempts in flight per organization (the same counting, keyed by organization id). */
   private readonly organizations: ReceiverLimiter;
   private readonly sender: WebhookSender;
+  /** OAuth2 tokens of the endpoints that want one, in memory only. */
+  private readonly tokens: OAuth2TokenCache;
   /** How long a claimed attempt keeps others away; past it, a crashed attempt is retried. */
   private readonly leaseMs: number;
   private readonly furthestAttemptMs: number;
@@ -96,7 +99,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       allowHttp: config.webhook.allowHttp,
       allowPrivateNetworks: config.webhook.allowPrivateNetworks,
       allowedPorts: config.webhook.allowedPorts,
+      proxyUrl: config.webhook.proxyUrl,
     });
+    this.tokens = new OAuth2TokenCache((client) => this.sender.requestToken(client));
     this.leaseMs = attemptLeaseMs(config.webhook.timeoutMs);
     this.furthestAttemptMs = furthestLegitimateAttemptMs(config.webhook.retryScheduleMs, this.leaseMs);
     this.work = new MicroBatch((items) => this.handleBatch(items), JOB_BATCH);
@@ -374,17 +379,61 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     const target = claim.target as DeliveryTarget;
     const blocked = temporaryBlock(target, claim.resourceType);
     if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0 };
-    return this.sender.send(target.url as string, claim.payload, {
+    const headers = this.headersOf(claim, target, span);
+    if (target.auth === null) return this.sender.send(target.url as string, claim.payload, headers, clientTlsOf(target));
+    return this.sendWithToken(target, claim.payload, headers);
+  }
+
+  /**
+   * Sends with `Authorization: Bearer <token>`. A 401 means the receiver no longer takes the
+   * cached token (revoked, rotated, expired early): one new token and one more try, inside this
+   * same attempt. A token that cannot be obtained fails the attempt with the reason.
+   */
+  private async sendWithToken(target: DeliveryTarget, payload: string, headers: Record<string, string>): Promise<SendResult> {
+    const client: OAuth2Client = { endpointId: target.endpointId, ...(target.auth as NonNullable<DeliveryTarget['auth']>) };
+    const started = performance.now();
+    const failed = (error: unknown): SendResult => ({
+      outcome: error instanceof TokenRequestError && error.blocked ? 'blocked' : 'network_error',
+      status: null,
+      error: `no OAuth2 token: ${error instanceof TokenRequestError ? error.message : 'the token request failed'}`,
+      durationMs: Math.round(performance.now() - started),
+    });
+    let token: string;
+    try {
+      token = await this.tokens.token(client);
+    } catch (error) {
+      return failed(error);
+    }
+    const tls = clientTlsOf(target);
+    const first = await this.sender.send(target.url as string, payload, { ...headers, authorization: `Bearer ${token}` }, tls);
+    if (first.status !== 401) return first;
+    this.tokens.invalidate(client, token);
+    try {
+      token = await this.tokens.token(client);
+    } catch (error) {
+      return failed(error);
+    }
+    const second = await this.sender.send(target.url as string, payload, { ...headers, authorization: `Bearer ${token}` }, tls);
+    return { ...second, durationMs: Math.round(performance.now() - started) };
+  }
+
+  private headersOf(claim: PlannedAttempt, target: DeliveryTarget, span: SpanHandle | null): Record<string, string> {
+    return {
       'content-type': 'application/json; charset=utf-8',
       'user-agent': USER_AGENT,
       // Signed at send time: every attempt carries its own timestamp and the secrets of this moment.
-      ...webhookSignatureHeaders(claim.id, claim.payload, { secret: target.secret as string, previous: target.previous }, new Date()),
+      ...webhookSignatureHeaders(
+        claim.id,
+        claim.payload,
+        { secret: target.secret as string, previous: target.previous, signingKeys: target.signingKeys },
+        new Date(),
+      ),
       'x-service-webhook-id': claim.id,
       'x-service-webhook-event-id': claim.eventId,
       'x-service-webhook-attempt': String(claim.attempt),
       // The attempt's own span, so a traced receiver continues the trace of this very attempt.
       ...(span ? { traceparent: span.traceparent } : {}),
-    });
+    };
   }
 
   /**
@@ -448,4 +497,9 @@ function busy(typicalMs = 0): RetryLaterError {
     100 + Math.round(Math.random() * Math.max(400, typicalMs)),
     'no free slot for the endpoint or its organization',
   );
+}
+
+/** The client certificate an endpoint presents, if any. */
+function clientTlsOf(target: DeliveryTarget): ClientTls | null {
+  return target.tls === null ? null : { endpointId: target.endpointId, ...target.tls };
 }

@@ -1,7 +1,18 @@
-import { Agent } from 'undici';
-import { checkWebhookUrl, createGuardedLookup, PortRange } from '../../../common/net/url-policy';
+import { createHash } from 'node:crypto';
+import { rootCertificates } from 'node:tls';
+import { Dispatcher } from 'undici';
+import { checkProxiedDestination, createEgressDispatcher, EgressTls } from '../../../common/net/egress';
+import { checkWebhookUrl, PortRange } from '../../../common/net/url-policy';
 import { deadlineSignal } from '../../../common/async/deadline-signal';
 import { classifyFetchFailure } from '../../../common/net/fetch-failure';
+import {
+  basicClientAuthorization,
+  GrantedToken,
+  OAuth2Client,
+  parseTokenResponse,
+  tokenRequestBody,
+  TokenRequestError,
+} from './oauth2-tokens';
 import { isSuccessStatus } from './webhook.rules';
 
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'blocked';
@@ -13,11 +24,21 @@ export interface SendResult {
   durationMs: number;
 }
 
+/** What an endpoint with mutual TLS presents and trusts (PEM). */
+export interface ClientTls {
+  endpointId: string;
+  clientCertificate: string;
+  clientKey: string;
+  caCertificate: string | null;
+}
+
 export interface SenderOptions {
   timeoutMs: number;
   allowHttp: boolean;
   allowPrivateNetworks: boolean;
   allowedPorts?: readonly PortRange[];
+  /** WEBHOOK_PROXY_URL; null or absent connects directly. */
+  proxyUrl?: string | null;
 }
 
 /** How far past the timeout undici's own timers sit; well inside an attempt's lease (attemptLeaseMs). */
@@ -29,14 +50,20 @@ const BACKSTOP_MS = 2000;
  * later resolves to a private address (DNS rebinding) is still refused.
  */
 export class WebhookSender {
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
+  /** One pool per endpoint with mutual TLS (its certificate is its own), keyed by endpoint id. */
+  private readonly tlsAgents = new Map<string, { fingerprint: string; agent: Dispatcher }>();
 
   constructor(private readonly options: SenderOptions) {
-    const policy = { allowPrivateNetworks: options.allowPrivateNetworks };
+    this.agent = this.newAgent({});
+  }
+
+  private newAgent(tls: EgressTls): Dispatcher {
+    const options = this.options;
     // No per-origin connection cap: concurrency is bounded per endpoint by the caller, and a cap
     // per origin would let a dead endpoint's hanging requests hold up a healthy endpoint on the
     // same host.
-    this.agent = new Agent({
+    const agent = {
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
       // Backstops only: the attempt's deadline signal decides, after reading what arrived in time
@@ -44,11 +71,39 @@ export class WebhookSender {
       headersTimeout: options.timeoutMs + BACKSTOP_MS,
       bodyTimeout: options.timeoutMs + BACKSTOP_MS,
       connectTimeout: options.timeoutMs + BACKSTOP_MS,
-      connect: { lookup: createGuardedLookup(policy) },
+    };
+    return createEgressDispatcher({
+      proxyUrl: options.proxyUrl ?? null,
+      guarded: true,
+      allowPrivateNetworks: options.allowPrivateNetworks,
+      agent,
+      tls,
     });
   }
 
-  async send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
+  /**
+   * The pool an endpoint's requests go through: the shared one, or the endpoint's own when it
+   * presents a client certificate. A changed certificate gets a new pool (the old one is closed).
+   */
+  private dispatcherFor(tls: ClientTls | null): Dispatcher {
+    if (tls === null) return this.agent;
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify([tls.clientCertificate, tls.clientKey, tls.caCertificate]))
+      .digest('base64url');
+    const existing = this.tlsAgents.get(tls.endpointId);
+    if (existing?.fingerprint === fingerprint) return existing.agent;
+    if (existing) void existing.agent.close().catch(() => undefined);
+    const agent = this.newAgent({
+      cert: tls.clientCertificate,
+      key: tls.clientKey,
+      // A private CA is trusted beside the public ones, for this endpoint only.
+      ...(tls.caCertificate === null ? {} : { ca: [...rootCertificates, tls.caCertificate] }),
+    });
+    this.tlsAgents.set(tls.endpointId, { fingerprint, agent });
+    return agent;
+  }
+
+  async send(url: string, body: string, headers: Record<string, string>, tls: ClientTls | null = null): Promise<SendResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const policyError = checkWebhookUrl(url, this.options);
@@ -56,7 +111,8 @@ export class WebhookSender {
     // Literal IPs never reach the guarded lookup; checkWebhookUrl has judged them above.
     const target = new URL(url);
     try {
-      const res = await this.agent.request({
+      await checkProxiedDestination(url, this.options.proxyUrl ?? null, this.options);
+      const res = await this.dispatcherFor(tls).request({
         origin: target.origin,
         path: `${target.pathname}${target.search}`,
         method: 'POST',
@@ -71,16 +127,77 @@ export class WebhookSender {
         ? { outcome: 'success', status: res.statusCode, error: null, durationMs }
         : { outcome: 'http_error', status: res.statusCode, error: `receiver answered ${res.statusCode}`, durationMs };
     } catch (error) {
-      return { ...describeFailure(error, this.options.timeoutMs), status: null, durationMs: elapsed() };
+      return { ...describeFailure(error, this.options.timeoutMs, tls !== null), status: null, durationMs: elapsed() };
     }
   }
 
+  /**
+   * Asks `client.tokenUrl` for a client credentials token over the same guarded connections as
+   * the webhooks (the URL policy holds for the token endpoint too). Throws TokenRequestError,
+   * whose message never holds the secret or a token.
+   */
+  async requestToken(client: OAuth2Client): Promise<GrantedToken> {
+    const policyError = checkWebhookUrl(client.tokenUrl, this.options);
+    if (policyError) throw new TokenRequestError(`the token URL ${policyError}`, true);
+    const target = new URL(client.tokenUrl);
+    let status: number;
+    let text: string;
+    try {
+      await checkProxiedDestination(client.tokenUrl, this.options.proxyUrl ?? null, this.options);
+      const res = await this.agent.request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+          authorization: basicClientAuthorization(client.clientId, client.clientSecret),
+        },
+        body: tokenRequestBody(client.scope),
+        signal: deadlineSignal(this.options.timeoutMs),
+      });
+      status = res.statusCode;
+      text = await res.body.text();
+    } catch (error) {
+      const failure = describeFailure(error, this.options.timeoutMs);
+      throw new TokenRequestError(`the token endpoint could not be reached: ${failure.error}`, failure.outcome === 'blocked');
+    }
+    return parseTokenResponse(status, text);
+  }
+
   async close(): Promise<void> {
-    await this.agent.close();
+    await Promise.all([this.agent.close(), ...[...this.tlsAgents.values()].map(({ agent }) => agent.close())]);
+    this.tlsAgents.clear();
   }
 }
 
-function describeFailure(error: unknown, timeoutMs: number): { outcome: AttemptOutcome; error: string } {
+/** OpenSSL and Node codes of a failed TLS handshake or certificate check. */
+const TLS_FAILURE_CODE =
+  /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH|EPROTO)/;
+
+/** How a connection ends when the peer hangs up without answering. */
+const CLOSED_WITHOUT_ANSWER = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+function describeFailure(error: unknown, timeoutMs: number, clientCertificate = false): { outcome: AttemptOutcome; error: string } {
+  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.code ?? e.cause?.code ?? '';
+  const detail = e.cause?.message ?? e.message ?? '';
+  if (TLS_FAILURE_CODE.test(code)) {
+    // Said plainly: an integrator reading the log must see it was the certificate or handshake.
+    return { outcome: 'network_error', error: `TLS handshake failed (${code}): ${detail}`.slice(0, 500) };
+  }
+  if (clientCertificate && CLOSED_WITHOUT_ANSWER.has(code)) {
+    // Under TLS 1.3 a server checks the client certificate after the handshake, and many then
+    // simply close the connection: the likeliest cause is worth naming.
+    return {
+      outcome: 'network_error',
+      error:
+        `TLS: the receiver closed the connection without answering, as servers do when they refuse the client certificate (${code}: ${detail})`.slice(
+          0,
+          500,
+        ),
+    };
+  }
   const failure = classifyFetchFailure(error, timeoutMs);
   const outcome: AttemptOutcome = failure.kind === 'blocked' ? 'blocked' : failure.kind === 'timeout' ? 'timeout' : 'network_error';
   return { outcome, error: failure.message.slice(0, 500) };

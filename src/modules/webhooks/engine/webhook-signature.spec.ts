@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, generateKeyPairSync, KeyObject, verify } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { webhookSignatureHeaders } from './webhook-signature';
 
@@ -51,5 +51,43 @@ describe('webhookSignatureHeaders', () => {
   it('uses the timestamp of the signing instant in whole seconds', () => {
     const at = new Date('2026-11-23T10:00:00.999Z');
     expect(webhookSignatureHeaders(ID, BODY, { secret: NEW }, at)['webhook-timestamp']).toBe(String(Math.floor(at.getTime() / 1000)));
+  });
+
+  describe('asymmetric (v1a) entries', () => {
+    const current = generateKeyPairSync('ed25519');
+    const old = generateKeyPairSync('ed25519');
+    const v1a = (headers: { 'webhook-signature': string }) =>
+      headers['webhook-signature']
+        .split(' ')
+        .filter((entry) => entry.startsWith('v1a,'))
+        .map((entry) => Buffer.from(entry.slice(4), 'base64'));
+    const verifies = (headers: { 'webhook-id': string; 'webhook-timestamp': string }, key: KeyObject, signature: Buffer) =>
+      verify(null, Buffer.from(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${BODY}`), key, signature);
+
+    it('adds one Ed25519 signature of "{id}.{timestamp}.{body}" after the v1 entries', () => {
+      const headers = webhookSignatureHeaders(ID, BODY, { secret: NEW, signingKeys: { current: current.privateKey, previous: null } }, now);
+      const entries = headers['webhook-signature'].split(' ');
+      expect(entries.map((entry) => entry.split(',')[0])).toEqual(['v1', 'v1a']);
+      const [signature] = v1a(headers);
+      expect(verifies(headers, current.publicKey, signature)).toBe(true);
+      expect(verifies(headers, old.publicKey, signature)).toBe(false);
+      // The v1 entry still verifies with the shared secret.
+      expect(() => new Webhook(whsec(NEW)).verify(BODY, { ...headers })).not.toThrow();
+    });
+
+    it('adds the replaced key pair while it is valid, and only then', () => {
+      const live = { key: old.privateKey, expiresAt: new Date(now.getTime() + 1000) };
+      const during = webhookSignatureHeaders(ID, BODY, { secret: NEW, signingKeys: { current: current.privateKey, previous: live } }, now);
+      const [first, second] = v1a(during);
+      expect(verifies(during, current.publicKey, first)).toBe(true);
+      expect(verifies(during, old.publicKey, second)).toBe(true);
+      const after = webhookSignatureHeaders(
+        ID,
+        BODY,
+        { secret: NEW, signingKeys: { current: current.privateKey, previous: { ...live, expiresAt: now } } },
+        now,
+      );
+      expect(v1a(after)).toHaveLength(1);
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, KeyObject, sign } from 'node:crypto';
 import { signWebhookBody } from './webhook.rules';
 
 /** The secrets that may sign one attempt: the current one, and a previous one until it expires. */
@@ -6,6 +6,8 @@ export interface SigningSecrets {
   secret: string;
   /** The secret replaced by a rotation, with the instant it stops signing; absent when none. */
   previous?: { secret: string; expiresAt: Date } | null;
+  /** Ed25519 keys adding `v1a` entries (the previous one until it expires); absent or null when the endpoint has none. */
+  signingKeys?: { current: KeyObject; previous: { key: KeyObject; expiresAt: Date } | null } | null;
 }
 
 /** Every signature header of one attempt (README.md, "Verifying a webhook"). */
@@ -29,6 +31,12 @@ export function standardWebhookSignature(secret: string, id: string, timestamp: 
   return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${timestamp}.`).update(body).digest('base64');
 }
 
+/** Standard Webhooks' asymmetric signature: Base64(Ed25519(privateKey, "{id}.{timestamp}.{body}")). */
+export function standardWebhookAsymmetricSignature(privateKey: KeyObject, id: string, timestamp: number, body: string | Buffer): string {
+  const content = Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8')]);
+  return sign(null, content, privateKey).toString('base64');
+}
+
 /** Whether the previous secret still signs an attempt signed at `now` (strictly before its expiry). */
 export function previousSecretApplies(previous: SigningSecrets['previous'], now: Date): previous is { secret: string; expiresAt: Date } {
   return previous !== undefined && previous !== null && now.getTime() < previous.expiresAt.getTime();
@@ -45,11 +53,20 @@ export function webhookSignatureHeaders(id: string, body: string | Buffer, secre
   const signing = [secrets.secret];
   const previous = previousSecretApplies(secrets.previous, now) ? secrets.previous.secret : null;
   if (previous !== null) signing.push(previous);
+  const entries = signing.map((secret) => `v1,${standardWebhookSignature(secret, id, timestamp, body)}`);
+  // The same order for the key pairs: the current one first, the replaced one only while it is valid.
+  const keys = secrets.signingKeys;
+  if (keys) {
+    entries.push(`v1a,${standardWebhookAsymmetricSignature(keys.current, id, timestamp, body)}`);
+    if (keys.previous && now.getTime() < keys.previous.expiresAt.getTime()) {
+      entries.push(`v1a,${standardWebhookAsymmetricSignature(keys.previous.key, id, timestamp, body)}`);
+    }
+  }
   const headers: WebhookSignatureHeaders = {
     'x-service-webhook-hmac': signWebhookBody(secrets.secret, body),
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signing.map((secret) => `v1,${standardWebhookSignature(secret, id, timestamp, body)}`).join(' '),
+    'webhook-signature': entries.join(' '),
   };
   if (previous !== null) headers['x-service-webhook-hmac-previous'] = signWebhookBody(previous, body);
   return headers;

@@ -1,0 +1,216 @@
+import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { INTERRUPTED } from '../src/modules/webhooks/webhook-delivery.repository';
+import { bearer, createOrganization, TestOrganization } from './support/factories';
+import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
+import { createTestApp, TestApp } from './support/test-app';
+import { createWallet, WEBHOOKS_PATH } from './support/webhooks';
+
+const BASE = '/api/organization/v1/current-organization/webhook-endpoints';
+const AUDIT_PATH = '/api/organization/v1/current-organization/audit-log';
+const CLIENT_ID = 'nft-wallet-client';
+const CLIENT_SECRET = 'oauth2-client-secret-Zq9-unique';
+const ALL_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'];
+
+/** A local OAuth2 token endpoint: counts requests, checks client_secret_basic, issues tok-<n>. */
+class TokenServer {
+  readonly requests: { headers: IncomingHttpHeaders; body: string }[] = [];
+  expiresIn = 3600;
+  /** Answer a refusal instead of a token. */
+  refuse = false;
+  private server: Server | null = null;
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/oauth2/token`;
+  }
+
+  get issued(): string[] {
+    return this.requests.map((_, i) => `tok-${i + 1}`);
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        this.requests.push({ headers: req.headers, body });
+        const expected = `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`;
+        if (this.refuse || req.headers.authorization !== expected) {
+          res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}');
+          return;
+        }
+        const token = `tok-${this.requests.length}`;
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: this.expiresIn }));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+}
+
+describe('OAuth2 client credentials towards an endpoint', () => {
+  let t: TestApp;
+  let receiver: TestReceiver;
+  let tokens: TokenServer;
+  /** Tokens the receiver no longer accepts. */
+  const revoked = new Set<string>();
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    receiver = await new TestReceiver().start();
+    // Like a resource server: a webhook needs a token the token server issued and nobody revoked.
+    receiver.behaviour = (_n, webhook: ReceivedWebhook) => {
+      const token = String(webhook.headers.authorization ?? '').replace(/^Bearer /, '');
+      return { status: tokens.issued.includes(token) && !revoked.has(token) ? 200 : 401 };
+    };
+  });
+  beforeEach(async () => {
+    tokens = await new TokenServer().start();
+  });
+  afterEach(async () => {
+    await tokens.stop();
+  });
+  afterAll(async () => {
+    await receiver.stop();
+    await t.close();
+  });
+
+  const newEndpoint = async (org: TestOrganization, path: string) =>
+    (
+      await t
+        .http()
+        .post(BASE)
+        .set(bearer(org.adminKey))
+        .send({
+          url: receiver.urlFor(path),
+          webhookTypes: ALL_TYPES,
+          auth: {
+            type: 'oauth2ClientCredentials',
+            tokenUrl: tokens.url,
+            clientId: CLIENT_ID,
+            clientSecret: CLIENT_SECRET,
+            scope: 'webhooks',
+          },
+        })
+        .expect(201)
+    ).body;
+
+  const delivered = (path: string) => receiver.received.filter((w) => w.path === path && w.headers.authorization !== undefined);
+
+  it('gets one token for many webhooks, sends it as a bearer token, and never shows the client secret', async () => {
+    const org = await createOrganization(t);
+    const endpoint = await newEndpoint(org, '/oauth-1');
+    expect(endpoint.auth).toEqual({
+      type: 'oauth2ClientCredentials',
+      tokenUrl: tokens.url,
+      clientId: CLIENT_ID,
+      scope: 'webhooks',
+      hasClientSecret: true,
+    });
+    for (let i = 0; i < 5; i += 1) await createWallet(t, org, `w${i}`);
+    await receiver.waitFor(() => delivered('/oauth-1').filter((w) => w.headers.authorization === 'Bearer tok-1').length >= 5);
+    expect(tokens.requests).toHaveLength(1);
+    expect(tokens.requests[0].body).toBe('grant_type=client_credentials&scope=webhooks');
+    expect(tokens.requests[0].headers['content-type']).toBe('application/x-www-form-urlencoded');
+
+    const shown = await t.http().get(`${BASE}/${endpoint.id}`).set(bearer(org.adminKey)).expect(200);
+    const audit = await t.http().get(AUDIT_PATH).set(bearer(org.adminKey)).query({ pageSize: 1000 }).expect(200);
+    const created = audit.body.entries.find((e: { action: string }) => e.action === 'webhookEndpoint.create');
+    expect(created.changes.authClientSecret).toEqual({ from: null, to: '[redacted]' });
+    for (const text of [JSON.stringify(endpoint), shown.text, audit.text, ...t.logs]) {
+      expect(text).not.toContain(CLIENT_SECRET);
+      expect(text).not.toContain('tok-1');
+    }
+  });
+
+  it('gets a new token once the cached one is within 30 s of expiring', async () => {
+    const org = await createOrganization(t);
+    // Usable for one second: 31 s of life minus the 30 s margin.
+    tokens.expiresIn = 31;
+    await newEndpoint(org, '/oauth-2');
+    await createWallet(t, org, 'first');
+    await receiver.waitFor(() => delivered('/oauth-2').length >= 1);
+    expect(tokens.requests).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await createWallet(t, org, 'second');
+    await receiver.waitFor(() => delivered('/oauth-2').some((w) => w.headers.authorization === 'Bearer tok-2'));
+    expect(tokens.requests).toHaveLength(2);
+  });
+
+  it('on a 401 from the endpoint gets a new token and tries again within the same attempt', async () => {
+    const org = await createOrganization(t);
+    await newEndpoint(org, '/oauth-3');
+    await createWallet(t, org, 'first');
+    await receiver.waitFor(() => delivered('/oauth-3').length >= 1);
+    revoked.add('tok-1');
+    await createWallet(t, org, 'second');
+    await receiver.waitFor(() => delivered('/oauth-3').some((w) => w.headers.authorization === 'Bearer tok-2'));
+    const second = delivered('/oauth-3').slice(1);
+    expect(second.map((w) => [w.headers.authorization, w.headers['x-service-webhook-attempt']])).toEqual([
+      ['Bearer tok-1', '1'],
+      ['Bearer tok-2', '1'],
+    ]);
+    expect(tokens.requests).toHaveLength(2);
+    const id = second[0].body.id as string;
+    const detail = await waitUntil(
+      () => t.http().get(`${WEBHOOKS_PATH}/${id}`).set(bearer(org.adminKey)),
+      (res) => res.body.status === 'succeeded',
+    );
+    expect(detail.body.attemptCount).toBe(1);
+  });
+
+  it('fails the attempt, naming the token endpoint, when no token can be had', async () => {
+    const org = await createOrganization(t);
+    tokens.refuse = true;
+    await newEndpoint(org, '/oauth-4');
+    await createWallet(t, org);
+    const log = await waitUntil(
+      () => t.http().get(WEBHOOKS_PATH).set(bearer(org.adminKey)),
+      (res) => res.body.webhooks.some((w: { attemptCount: number }) => w.attemptCount >= 1),
+    );
+    const id = log.body.webhooks[0].id as string;
+    // An attempt in flight reads as interrupted until its result is written.
+    const detail = await waitUntil(
+      () => t.http().get(`${WEBHOOKS_PATH}/${id}`).set(bearer(org.adminKey)),
+      (res) => res.body.attempts.length > 0 && res.body.attempts[0].error !== INTERRUPTED,
+    );
+    expect(detail.body.attempts[0].error).toBe('no OAuth2 token: the token endpoint answered 401 (invalid_client)');
+    expect(delivered('/oauth-4')).toHaveLength(0);
+  });
+
+  it('holds the token URL to the webhook URL policy, and refuses incomplete auth, with a 400 naming the field', async () => {
+    const org = await createOrganization(t);
+    const auth = {
+      type: 'oauth2ClientCredentials',
+      tokenUrl: 'http://user:pw@127.0.0.1:9/token',
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+    };
+    const bad = await t
+      .http()
+      .post(BASE)
+      .set(bearer(org.adminKey))
+      .send({ url: receiver.urlFor('/oauth-5'), webhookTypes: [], auth });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors).toEqual([
+      { field: 'auth.tokenUrl', message: expect.stringMatching(/^auth\.tokenUrl must not contain credentials/) },
+    ]);
+    const { clientSecret: _left, ...withoutSecret } = { ...auth, tokenUrl: tokens.url };
+    const incomplete = await t
+      .http()
+      .post(BASE)
+      .set(bearer(org.adminKey))
+      .send({ url: receiver.urlFor('/oauth-5'), webhookTypes: [], auth: withoutSecret });
+    expect(incomplete.status).toBe(400);
+    expect(JSON.stringify(incomplete.body.errors)).toContain('auth.clientSecret');
+    const list = await t.http().get(BASE).set(bearer(org.adminKey)).expect(200);
+    expect(list.body.endpoints).toHaveLength(1);
+  });
+});
