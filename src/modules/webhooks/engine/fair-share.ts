@@ -4,10 +4,7 @@ import type { Admission } from './delivery-plan';
 export interface AdmissionState {
   endpointInFlight: number;
   endpointLimit: number;
-  /**
-   * The endpoint's recent sends were fast and few enough attempts already wait for it that this
-   * one would get a slot well within the wait: waiting briefly for its next freed slot pays.
-   */
+  /** The endpoint's recent sends were fast: waiting briefly for its next freed slot pays. */
   endpointIsFast: boolean;
   organizationInFlight: number;
   organizationLimit: number;

@@ -40,19 +40,6 @@ export class ReceiverLimiter {
   }
 
   /**
-   * Whether one more attempt, after `ahead` others already waiting or about to, would likely get
-   * a slot of this fast receiver within half the wait: slots free at about perReceiver per typical
-   * duration. Past that, waiting would mostly time out and give the claim back, which costs two
-   * writes for nothing; the attempt is better left unclaimed and looked at again.
-   */
-  waitPays(receiver: string, ahead: number): boolean {
-    if (!this.isFast(receiver)) return false;
-    const typical = Math.max(1, this.typicalMs.get(receiver) ?? 0);
-    const queued = (this.waiters.get(receiver)?.length ?? 0) + ahead + 1;
-    return (queued / this.perReceiver) * typical <= this.options.maxWaitMs / 2;
-  }
-
-  /**
    * A slot now, or the next one freed within maxWaitMs (first come, first served); false when
    * none frees in time. Callers wait only for a receiver that isFast, so a slow or failing
    * receiver can never tie up the worker's other job slots.

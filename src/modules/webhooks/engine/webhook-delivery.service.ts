@@ -23,6 +23,11 @@ const USER_AGENT = 'nft-wallet-webhooks/1.0';
 /** A receiver whose sends typically finish within this is worth waiting a moment for when at its limit. */
 const FAST_RECEIVER_MS = 100;
 /**
+ * Long enough for every job of both lanes queued on one fast receiver to get a slot at a few
+ * hundred sends per second; a wait that times out gives its claim back, which costs a write.
+ */
+const MAX_SLOT_WAIT_MS = 1000;
+/**
  * Jobs arriving within a few milliseconds are judged and claimed together, and results are
  * recorded together: a handful of statements per batch instead of three per webhook. The job
  * wait is short enough not to show in commit-to-receipt latency at a steady rate. Results wait
@@ -87,10 +92,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     private readonly targets: DeliveryTargetReader,
     private readonly jobs: WebhookJobs,
   ) {
-    // A claimed attempt may wait for a slot as long as its lease allows it to start (one timeout,
-    // see attemptMayStart); admission lets it wait only when the queue ahead drains within half
-    // of that (ReceiverLimiter.waitPays), so waits rarely time out and give their claim back.
-    const slotWait = { fastReceiverMs: FAST_RECEIVER_MS, maxWaitMs: config.webhook.timeoutMs };
+    const slotWait = { fastReceiverMs: FAST_RECEIVER_MS, maxWaitMs: MAX_SLOT_WAIT_MS };
     // Keyed by endpoint id: two endpoints on one host have a budget each.
     this.limiter = new ReceiverLimiter(config.webhook.perReceiverConcurrency, slotWait);
     this.organizations = new ReceiverLimiter(config.webhook.perOrganizationConcurrency, slotWait);
@@ -276,7 +278,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
    * and its endpoint below WEBHOOK_PER_RECEIVER_CONCURRENCY, or at either limit when the endpoint
    * answers fast (the attempt then waits briefly for the next freed slot); otherwise none now,
    * looked at again shortly, so neither a slow endpoint nor an organization of slow endpoints can
-   * tie up the worker. Counts what the batch already admitted, so it plans no more than there is room for.
+   * tie up the worker. Counts what every batch of the worker admitted and has not started yet
+   * (batches run side by side), so together they plan no more than there is room for.
    */
   private admission(): Admit {
     return ({ organizationId, endpointId }) => {
@@ -284,12 +287,10 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       const organizationAlready = this.admitted.organizations.get(organizationId) ?? 0;
       const organizationInFlight = this.organizations.count(organizationId);
       const others = this.organizations.activeCount() - (organizationInFlight > 0 ? 1 : 0);
-      const endpointLimit = this.config.webhook.perReceiverConcurrency;
-      const endpointInFlight = this.limiter.count(endpointId) + endpointAlready;
       const admission = admitAttempt({
-        endpointInFlight,
-        endpointLimit,
-        endpointIsFast: this.limiter.waitPays(endpointId, Math.max(0, endpointInFlight - endpointLimit)),
+        endpointInFlight: this.limiter.count(endpointId) + endpointAlready,
+        endpointLimit: this.config.webhook.perReceiverConcurrency,
+        endpointIsFast: this.limiter.isFast(endpointId),
         organizationInFlight: organizationInFlight + organizationAlready,
         organizationLimit: organizationShare(this.config.webhook.perOrganizationConcurrency, this.config.webhook.concurrency, others),
       });
@@ -437,16 +438,14 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   }
 
   /**
-   * One of the endpoint's slots, then one of the organization's: each now or, for a fast receiver,
-   * the next one freed within the wait; false, holding neither, if either is missing. The endpoint
-   * comes first so that attempts queued on one busy endpoint never sit on organization slots its
-   * other endpoints could use.
+   * One of the organization's slots, then one of the endpoint's: each now or, for a fast receiver,
+   * the next one freed within the wait; false, holding neither, if either is missing.
    */
   private async acquireSlots(organizationId: string, receiver: string): Promise<boolean> {
     const fast = this.limiter.isFast(receiver);
-    if (!this.limiter.tryAcquire(receiver) && !(fast && (await this.limiter.waitForSlot(receiver)))) return false;
-    if (this.organizations.tryAcquire(organizationId) || (fast && (await this.organizations.waitForSlot(organizationId)))) return true;
-    this.limiter.release(receiver);
+    if (!this.organizations.tryAcquire(organizationId) && !(fast && (await this.organizations.waitForSlot(organizationId)))) return false;
+    if (this.limiter.tryAcquire(receiver) || (fast && (await this.limiter.waitForSlot(receiver)))) return true;
+    this.organizations.release(organizationId);
     return false;
   }
 
