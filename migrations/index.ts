@@ -13,6 +13,7 @@ import { Migration20261125010000Chain } from './Migration20261125010000Chain';
 import { Migration20261125020000OneEndpointTable } from './Migration20261125020000OneEndpointTable';
 import { Migration20261125030000AuditImmutable } from './Migration20261125030000AuditImmutable';
 import { Migration20261126000000TimePartitions } from './Migration20261126000000TimePartitions';
+import { Migration20261126031000AttemptResponseBody } from './Migration20261126031000AttemptResponseBody';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261125020000OneEndpointTable', class: Migration20261125020000OneEndpointTable },
   { name: 'Migration20261125030000AuditImmutable', class: Migration20261125030000AuditImmutable },
   { name: 'Migration20261126000000TimePartitions', class: Migration20261126000000TimePartitions },
+  { name: 'Migration20261126031000AttemptResponseBody', class: Migration20261126031000AttemptResponseBody },
 ];

@@ -268,7 +268,9 @@ describe('portal in a real browser', () => {
     await page.waitForSelector('#detail:not([hidden]) #attempts li[data-attempt="1"]');
     expect(await page.$eval('#detail-title', (e) => e.textContent)).toBe(`Webhook ${webhook.id}`);
     const first = await page.$eval('#attempts li[data-attempt="1"]', (e) => e.textContent ?? '');
-    expect(first).toMatch(/^Attempt 1 · .+ · HTTP 200 · \d+ ms$/);
+    // The receiver's answer ("ok") follows the attempt's line.
+    expect(first).toMatch(/^Attempt 1 · .+ · HTTP 200 · \d+ msok$/);
+    expect(await page.$eval('#attempts li[data-attempt="1"] .response-body', (e) => e.textContent)).toBe('ok');
     expect(JSON.parse(await page.$eval('#payload', (e) => e.textContent ?? ''))).toMatchObject({
       id: webhook.id,
       resourceType: 'Wallet',
@@ -286,7 +288,9 @@ describe('portal in a real browser', () => {
       { timeout: 30_000 },
       webhook.id,
     );
-    expect(await page.$eval('#attempts li[data-attempt="2"]', (e) => e.textContent ?? '')).toMatch(/^Attempt 2 · .+ · HTTP 200 · \d+ ms$/);
+    expect(await page.$eval('#attempts li[data-attempt="2"]', (e) => e.textContent ?? '')).toMatch(
+      /^Attempt 2 · .+ · HTTP 200 · \d+ msok$/,
+    );
     expect(await page.$eval('#detail-facts .pill', (e) => e.textContent)).toBe('succeeded');
     expect(receiver.received.filter((w) => w.body.id === webhook.id).length).toBe(receivedBefore + 1);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-redelivered-1280.png'), fullPage: true });
@@ -340,7 +344,9 @@ describe('portal in a real browser', () => {
       { timeout: 30_000 },
       webhook.id,
     );
-    expect(await page.$eval('#attempts li[data-attempt="5"]', (e) => e.textContent ?? '')).toMatch(/^Attempt 5 · .+ · HTTP 200 · \d+ ms$/);
+    expect(await page.$eval('#attempts li[data-attempt="5"]', (e) => e.textContent ?? '')).toMatch(
+      /^Attempt 5 · .+ · HTTP 200 · \d+ msok$/,
+    );
     expect(await page.$eval('#detail-facts .pill', (e) => e.textContent)).toBe('succeeded');
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-failed-then-redelivered-1280.png'), fullPage: true });
     receiver.behaviour = healthy;

@@ -1458,6 +1458,11 @@ export interface components {
             /** @description HTTP status the receiver answered; null when no answer came (timeout, connection error). */
             responseStatus: number | null;
             error: string | null;
+            /**
+             * @description The first 1,024 bytes of the body the receiver answered, as UTF-8 text (invalid sequences
+             *     replaced with U+FFFD); an empty string for an empty body; null when no answer came.
+             */
+            responseBody: string | null;
             attempt: number;
             startedAtUtc: string;
             durationMs: number;

@@ -64,6 +64,8 @@ export interface AttemptResult {
   cycleStartAttempt: number;
   durationMs: number;
   responseStatus: number | null;
+  /** The start of the receiver's answer; null when none came. */
+  responseBody: string | null;
   error: string | null;
   status: DeliveryStatus;
   nextAttemptAt: Date | null;
@@ -246,10 +248,11 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     const recorded = await queryRows<{ id: string }>(
       this.knex,
       `with u as (
-         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[])
-           as u(id, attempt, cycle_start_attempt, duration_ms, response_status, error, status, next_attempt_at, succeeded_at)
+         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[], ?::text[])
+           as u(id, attempt, cycle_start_attempt, duration_ms, response_status, error, status, next_attempt_at, succeeded_at, response_body)
        ), a as (
-         update webhook_attempt wa set duration_ms = u.duration_ms, response_status = u.response_status, error = u.error
+         update webhook_attempt wa set duration_ms = u.duration_ms, response_status = u.response_status, error = u.error,
+                response_body = u.response_body
            from u where wa.delivery_id = u.id and wa.attempt = u.attempt
        ), d as (
          update webhook_delivery w set status = u.status, next_attempt_at = u.next_attempt_at,
@@ -269,6 +272,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         rows.map((r) => r.status),
         rows.map((r) => r.nextAttemptAt),
         rows.map((r) => r.succeededAt),
+        rows.map((r) => r.responseBody),
       ] as never[],
     );
     return new Set(recorded.map((r) => r.id));

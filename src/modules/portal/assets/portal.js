@@ -23,7 +23,7 @@
   /** @typedef {{apiKeys?: {keyPrefix?: unknown, roles?: unknown}[], nextPageKey: string|null}} ApiKeyPage */
   /** @typedef {{id: string, endpointId: string, eventId: string, webhookType: string, resourceType: string, resourceId: string, action: string, status: string, attemptCount: number, createdAtUtc: string, lastAttemptAtUtc: string|null, nextAttemptAtUtc: string|null, lastResponseStatus: number|null}} WebhookSummary */
   /** @typedef {{webhooks: WebhookSummary[], nextPageKey: string|null}} WebhookPage */
-  /** @typedef {{attempt: number, startedAtUtc: string, durationMs: number, responseStatus: number|null, error: string|null}} Attempt */
+  /** @typedef {{attempt: number, startedAtUtc: string, durationMs: number, responseStatus: number|null, error: string|null, responseBody?: string|null}} Attempt */
   /** @typedef {WebhookSummary & {payload: unknown, attempts: Attempt[]}} WebhookDetail */
   /** @typedef {{startUtc: string, succeeded: number, failed: number, retried: number, p50Ms: number|null, p99Ms: number|null}} StatsBucket */
   /** The part of a uPlot chart this page uses (the library is loaded as a global by its own script tag). */
@@ -690,6 +690,8 @@
         ` · ${parts.slice(1).join(' · ')}`,
       ]);
       if (attempt.error) item.append(el('div', { text: `Error: ${attempt.error}`, className: 'mono' }));
+      // What the receiver answered often says why it refused; shown as text, never as markup.
+      if (attempt.responseBody) item.append(el('pre', { text: attempt.responseBody, className: 'mono response-body' }));
       return item;
     });
     if (webhook.status === 'pending' && webhook.nextAttemptAtUtc) {

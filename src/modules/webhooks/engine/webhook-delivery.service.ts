@@ -277,7 +277,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     }
     let result: SendResult;
     if (claim.permanent) {
-      result = { outcome: 'blocked', status: null, error: claim.permanent, durationMs: 0 };
+      result = { outcome: 'blocked', status: null, error: claim.permanent, durationMs: 0, responseBody: null };
     } else {
       try {
         result = await this.send(claim);
@@ -303,6 +303,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       cycleStartAttempt: claim.cycleStartAttempt,
       durationMs: result.durationMs,
       responseStatus: result.status,
+      responseBody: result.responseBody,
       error: result.error,
       status: after.status,
       nextAttemptAt: after.status === 'pending' ? new Date(now.getTime() + after.delayMs) : null,
@@ -327,7 +328,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   private async send(claim: PlannedAttempt): Promise<SendResult> {
     const target = claim.target as DeliveryTarget;
     const blocked = temporaryBlock(target, claim.resourceType);
-    if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0 };
+    if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0, responseBody: null };
     return this.sender.send(target.url as string, claim.payload, {
       'content-type': 'application/json; charset=utf-8',
       'user-agent': USER_AGENT,
