@@ -76,4 +76,19 @@ describe('Receiver-friendly delivery', () => {
       ]);
     });
   });
+
+  describe('Retry-After', () => {
+    it('a 503 with Retry-After: 2 holds the next attempt back at least 2 s, though the schedule says 100 ms', async () => {
+      let n = 0;
+      receiver.behaviour = () => ((n += 1) === 1 ? { status: 503, headers: { 'retry-after': '2' }, body: 'busy' } : { status: 200 });
+      const wallet = await createWallet(t, org, 'retry after');
+      const detail = await detailOf(wallet, (d) => d.status === 'succeeded');
+      expect(detail.attempts.map((a) => a.responseStatus)).toEqual([503, 200]);
+      const [first, second] = detail.attempts.map((a) => Date.parse(a.startedAtUtc));
+      expect(second - first).toBeGreaterThanOrEqual(2000);
+      const receipts = receiver.received.filter((w) => w.body.resourceId === wallet).map((w) => w.receivedAt);
+      expect(receipts).toHaveLength(2);
+      expect(receipts[1] - receipts[0]).toBeGreaterThanOrEqual(2000);
+    });
+  });
 });

@@ -14,7 +14,14 @@ import { DeliverJobData, delayOf, RetryLaterError, WebhookJobs } from './webhook
 import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
 import { SendResult, WebhookSender } from './webhook-sender';
 import { webhookSignatureHeaders } from './webhook-signature';
-import { attemptLeaseMs, attemptMayStart, decideAfterAttempt, furthestLegitimateAttemptMs, temporaryBlock } from './webhook.rules';
+import {
+  attemptLeaseMs,
+  attemptMayStart,
+  decideAfterAttempt,
+  furthestLegitimateAttemptMs,
+  retryAfterMs,
+  temporaryBlock,
+} from './webhook.rules';
 import { knexTransaction } from '../../../database/raw-sql';
 
 const USER_AGENT = 'nft-wallet-webhooks/1.0';
@@ -290,11 +297,17 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     }
     countAttempt(result.outcome);
 
+    const now = new Date();
     const after = decideAfterAttempt(
-      { outcome: result.outcome, permanent: claim.permanent !== null, attempt: claim.attempt, cycleStartAttempt: claim.cycleStartAttempt },
+      {
+        outcome: result.outcome,
+        permanent: claim.permanent !== null,
+        attempt: claim.attempt,
+        cycleStartAttempt: claim.cycleStartAttempt,
+        retryAfterMs: retryAfterMs(result.status, result.retryAfter, now.getTime()),
+      },
       this.config.webhook.retryScheduleMs,
     );
-    const now = new Date();
     const applied = await this.results.add({
       id: claim.id,
       organizationId: claim.organizationId,
