@@ -91,4 +91,108 @@ describe('Receiver-friendly delivery', () => {
       expect(receipts[1] - receipts[0]).toBeGreaterThanOrEqual(2000);
     });
   });
+
+  describe('custom headers', () => {
+    const ENDPOINTS = '/api/organization/v1/current-organization/webhook-endpoints';
+    const endpoint = (id: string) => t.http().get(`${ENDPOINTS}/${id}`).set(bearer(org.adminKey));
+
+    it('are set by POST and PATCH, shown by GET and sent on every webhook to that endpoint only', async () => {
+      receiver.behaviour = () => ({ status: 200 });
+      const created = await t
+        .http()
+        .post(ENDPOINTS)
+        .set(bearer(org.adminKey))
+        .send({
+          url: receiver.urlFor('/with-headers'),
+          webhookTypes: ['custodialAccount'],
+          sharedSecret: SECRET,
+          headers: { 'X-Gateway-Token': 'gw 4f1c9a ~!', 'x-tenant': 'acme' },
+        })
+        .expect(201);
+      expect(created.body.headers).toEqual({ 'X-Gateway-Token': 'gw 4f1c9a ~!', 'x-tenant': 'acme' });
+      expect((await endpoint(created.body.id).expect(200)).body.headers).toEqual({ 'X-Gateway-Token': 'gw 4f1c9a ~!', 'x-tenant': 'acme' });
+
+      const first = await createWallet(t, org, 'with headers');
+      await receiver.waitFor((r) => r.filter((w) => w.body.resourceId === first).length === 2);
+      const [toEndpoint] = receiver.received.filter((w) => w.body.resourceId === first && w.path === '/with-headers');
+      expect(toEndpoint.headers).toMatchObject({ 'x-gateway-token': 'gw 4f1c9a ~!', 'x-tenant': 'acme' });
+      // The service's own headers are all still there.
+      expect(toEndpoint.headers['x-service-webhook-hmac']).toEqual(expect.any(String));
+      expect(toEndpoint.headers['webhook-signature']).toEqual(expect.any(String));
+      const [toDefault] = receiver.received.filter((w) => w.body.resourceId === first && w.path === '/webhooks');
+      expect(toDefault.headers['x-gateway-token']).toBeUndefined();
+
+      const patched = await t
+        .http()
+        .patch(`${ENDPOINTS}/${created.body.id}`)
+        .set(bearer(org.adminKey))
+        .send({ headers: { 'X-Other': 'two' } })
+        .expect(200);
+      expect(patched.body.headers).toEqual({ 'X-Other': 'two' });
+      const second = await createWallet(t, org, 'patched headers');
+      await receiver.waitFor((r) => r.some((w) => w.body.resourceId === second && w.path === '/with-headers'));
+      const sent = receiver.received.find((w) => w.body.resourceId === second && w.path === '/with-headers')!;
+      expect(sent.headers['x-other']).toBe('two');
+      expect(sent.headers['x-tenant']).toBeUndefined();
+
+      await t.http().patch(`${ENDPOINTS}/${created.body.id}`).set(bearer(org.adminKey)).send({ headers: null }).expect(200);
+      expect((await endpoint(created.body.id).expect(200)).body.headers).toEqual({});
+      await t.http().delete(`${ENDPOINTS}/${created.body.id}`).set(bearer(org.adminKey)).expect(204);
+    });
+
+    it('reach the default endpoint too, through its id', async () => {
+      await t
+        .http()
+        .patch(`${ENDPOINTS}/${org.id}`)
+        .set(bearer(org.adminKey))
+        .send({ headers: { 'X-Default': 'yes' } })
+        .expect(200);
+      expect((await endpoint(org.id).expect(200)).body.headers).toEqual({ 'X-Default': 'yes' });
+      const wallet = await createWallet(t, org, 'default headers');
+      await receiver.waitFor((r) => r.some((w) => w.body.resourceId === wallet));
+      expect(receiver.received.find((w) => w.body.resourceId === wallet)!.headers['x-default']).toBe('yes');
+      await t.http().patch(`${ENDPOINTS}/${org.id}`).set(bearer(org.adminKey)).send({ headers: {} }).expect(200);
+    });
+
+    it.each([
+      ['x-service-webhook-hmac', 'v'],
+      ['Webhook-Signature', 'v'],
+      ['webhook-id', 'v'],
+      ['webhook-timestamp', 'v'],
+      ['x-service-webhook-id', 'v'],
+      ['Content-Type', 'text/plain'],
+      ['host', 'example.com'],
+      ['User-Agent', 'me'],
+      ['x bad name', 'v'],
+      ['x-crlf', 'a\r\nx-injected: 1'],
+      ['x-long', 'x'.repeat(1025)],
+    ])('refuses %s with a 400 naming it, changing nothing', async (name, value) => {
+      const before = (await endpoint(org.id).expect(200)).body;
+      const res = await t
+        .http()
+        .patch(`${ENDPOINTS}/${org.id}`)
+        .set(bearer(org.adminKey))
+        .send({ headers: { 'X-Fine': 'ok', [name]: value } })
+        .expect(400);
+      expect(res.headers['content-type']).toContain('application/problem+json');
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: `headers.${name}` })]);
+      expect(res.body.detail).toContain(`headers.${name}`);
+      expect((await endpoint(org.id).expect(200)).body).toEqual(before);
+    });
+
+    it('refuses more than 10 headers, and headers that are not an object', async () => {
+      const eleven = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`x-h${i}`, 'v']));
+      for (const headers of [eleven, ['x-a', 'v'], 'x-a: v', { 'x-a': 1 }]) {
+        const res = await t
+          .http()
+          .post(ENDPOINTS)
+          .set(bearer(org.adminKey))
+          .send({ url: receiver.urlFor('/refused'), webhookTypes: [], headers })
+          .expect(400);
+        expect(res.body.errors[0].field).toMatch(/^headers/);
+      }
+      const list = await t.http().get(ENDPOINTS).set(bearer(org.adminKey)).expect(200);
+      expect(list.body.endpoints.map((e: { url: string }) => e.url)).not.toContain(receiver.urlFor('/refused'));
+    });
+  });
 });

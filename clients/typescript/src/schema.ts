@@ -1654,6 +1654,16 @@ export interface components {
             webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
             /** @description Which webhooks of those types it receives; the default endpoint has no filter. */
             filters: components["schemas"]["WebhookEndpointFiltersDto"];
+            /**
+             * @description Custom headers sent on every webhook to this endpoint; `{}` for none.
+             * @example {
+             *       "X-Gateway-Token": "gw_4f1c9a",
+             *       "X-Tenant": "acme"
+             *     }
+             */
+            headers: {
+                [key: string]: string;
+            };
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -1715,6 +1725,23 @@ export interface components {
              */
             filters?: components["schemas"]["WebhookEndpointFiltersRequestDto"] | null;
             /**
+             * @description Custom headers sent on every webhook to this endpoint, such as a token your gateway checks:
+             *     at most 10, each name an HTTP token given once (case-insensitive), each value at most 1,024
+             *     visible ASCII characters and spaces (no CR or LF). The webhook's own headers cannot be set:
+             *     content-type, host, user-agent, the signature, id and timestamp headers (every
+             *     `x-service-webhook-*` and `webhook-*` name) and the headers that frame the request
+             *     (content-length, transfer-encoding, connection, keep-alive, upgrade, expect, te, trailer,
+             *     proxy-connection, traceparent, tracestate): a 400 names the header (`headers.<name>`). The
+             *     whole set is replaced; null or `{}` removes them. Shown by GET as set.
+             * @example {
+             *       "X-Gateway-Token": "gw_4f1c9a",
+             *       "X-Tenant": "acme"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            } | null;
+            /**
              * @description Where webhooks are sent: an absolute http(s) URL of at most 2,048 characters without
              *     credentials, under the same policy as the webhook configuration's url.
              * @example https://example.com/webhooks
@@ -1759,6 +1786,16 @@ export interface components {
             webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
             /** @description Which webhooks of those types it receives; the default endpoint has no filter. */
             filters: components["schemas"]["WebhookEndpointFiltersDto"];
+            /**
+             * @description Custom headers sent on every webhook to this endpoint; `{}` for none.
+             * @example {
+             *       "X-Gateway-Token": "gw_4f1c9a",
+             *       "X-Tenant": "acme"
+             *     }
+             */
+            headers: {
+                [key: string]: string;
+            };
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -1807,6 +1844,23 @@ export interface components {
              *     `{contractAddresses: null}` or null remove it.
              */
             filters?: components["schemas"]["WebhookEndpointFiltersRequestDto"] | null;
+            /**
+             * @description Custom headers sent on every webhook to this endpoint, such as a token your gateway checks:
+             *     at most 10, each name an HTTP token given once (case-insensitive), each value at most 1,024
+             *     visible ASCII characters and spaces (no CR or LF). The webhook's own headers cannot be set:
+             *     content-type, host, user-agent, the signature, id and timestamp headers (every
+             *     `x-service-webhook-*` and `webhook-*` name) and the headers that frame the request
+             *     (content-length, transfer-encoding, connection, keep-alive, upgrade, expect, te, trailer,
+             *     proxy-connection, traceparent, tracestate): a 400 names the header (`headers.<name>`). The
+             *     whole set is replaced; null or `{}` removes them. Shown by GET as set.
+             * @example {
+             *       "X-Gateway-Token": "gw_4f1c9a",
+             *       "X-Tenant": "acme"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            } | null;
             /**
              * @description Where webhooks are sent (same policy as on POST).
              * @example https://example.com/webhooks

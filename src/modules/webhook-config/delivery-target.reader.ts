@@ -22,6 +22,8 @@ export interface DeliveryTarget {
   webhookTypes: WebhookType[];
   /** Lowercase contract addresses an `nft` or `transaction` webhook must be about; null for none. */
   contractAddresses: string[] | null;
+  /** Custom headers sent on every webhook to it (never one the service sets itself). */
+  headers: Record<string, string>;
   secret: string | null;
   secretError: string | null;
   /** The secret a rotation replaced, signing beside the current one until `expiresAt`. */
@@ -38,6 +40,7 @@ interface EndpointRow {
   enabled: boolean;
   webhook_types: string[] | string | null;
   contract_addresses: string[] | string | null;
+  headers: Record<string, string> | string | null;
   shared_secret_sealed: string | null;
   previous_shared_secret_sealed: string | null;
   previous_secret_expires_at: Date | string | null;
@@ -68,7 +71,7 @@ export class DeliveryTargetReader {
     if (unique.length === 0) return out;
     const rows = await queryRows<EndpointRow>(
       outsideTransaction(this.em),
-      `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses,
+      `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses, headers,
               shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at, updated_at
          from webhook_endpoint where organization_id = any(?::uuid[])
         order by organization_id, is_default desc, id`,
@@ -110,6 +113,7 @@ export class DeliveryTargetReader {
       enabled: row.enabled === true,
       webhookTypes: parseTextArray(row.webhook_types) as WebhookType[],
       contractAddresses: contracts,
+      headers: typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : (row.headers ?? {}),
       secret,
       secretError,
       previous: this.previousOf(row),
@@ -153,6 +157,7 @@ function defaultTarget(organizationId: string): DeliveryTarget {
     enabled: false,
     webhookTypes: [],
     contractAddresses: null,
+    headers: {},
     secret: null,
     secretError: null,
     previous: null,

@@ -51,6 +51,10 @@ export class WebhookEndpoint {
   @Property({ type: 'timestamptz', length: 6, nullable: true })
   previousSecretExpiresAt: Date | null = null;
 
+  /** Headers sent on every webhook to this endpoint, names as given (checked by parseCustomHeaders). */
+  @Property({ type: 'json' })
+  headers: Record<string, string> = {};
+
   /** Why the service switched the endpoint off ("failing"); null when enabled or switched off by a user. */
   @Property({ type: 'text', nullable: true })
   disabledReason: string | null = null;
@@ -68,6 +72,7 @@ export class WebhookEndpoint {
     enabled: boolean;
     webhookTypes: WebhookType[];
     contractAddresses: string[] | null;
+    headers?: Record<string, string>;
     sharedSecretSealed: string;
   }) {
     Object.assign(this, init);

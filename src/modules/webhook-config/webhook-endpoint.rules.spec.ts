@@ -30,6 +30,7 @@ const state: WebhookEndpointState = {
   enabled: true,
   webhookTypes: ['transaction', 'nft'],
   contractAddresses: null,
+  headers: {},
   disabledReason: null,
 };
 
@@ -88,6 +89,7 @@ describe('webhook endpoint rules', () => {
         enabled: true,
         webhookTypes: ['payment', 'nft'],
         contractAddresses: null,
+        headers: {},
         disabledReason: null,
       });
       expect(newEndpointState({ url: 'https://a.example/', enabled: false, webhookTypes: [], contractAddresses: [LOWER] }).enabled).toBe(
@@ -97,6 +99,13 @@ describe('webhook endpoint rules', () => {
   });
 
   describe('a PATCH', () => {
+    it('replaces the custom headers as a whole, or keeps them when left out', () => {
+      const withHeaders = { ...state, headers: { 'x-a': '1', 'x-b': '2' } };
+      expect(applyEndpointPatch(withHeaders, { headers: { 'x-c': '3' } }).headers).toEqual({ 'x-c': '3' });
+      expect(applyEndpointPatch(withHeaders, { headers: {} }).headers).toEqual({});
+      expect(applyEndpointPatch(withHeaders, { description: 'x' }).headers).toEqual({ 'x-a': '1', 'x-b': '2' });
+    });
+
     it('clears the url with null (the default endpoint, while disabled)', () => {
       expect(applyEndpointPatch(state, { url: null }).url).toBeNull();
       expect(applyEndpointPatch(state, { url: undefined }).url).toBe(state.url);
@@ -151,6 +160,7 @@ describe('webhook endpoint rules', () => {
         enabled: true,
         webhookTypes: ['transaction', 'nft'],
         contractAddresses: [LOWER],
+        headers: {},
         hasSharedSecret: true,
         previousSecretExpiresAt: new Date('2026-11-24T00:00:00Z'),
         disabledReason: null,
@@ -171,6 +181,7 @@ describe('webhook endpoint rules', () => {
         enabled: false,
         webhookTypes: [],
         contractAddresses: null,
+        headers: {},
         hasSharedSecret: false,
         previousSecretExpiresAt: null,
         disabledReason: null,

@@ -17,6 +17,8 @@ export interface WebhookEndpointState {
   webhookTypes: WebhookType[];
   /** Lowercase, sorted, without repeats; null means every contract (no filter). */
   contractAddresses: string[] | null;
+  /** Custom headers sent on every webhook (see receiver-options.rules.ts); `{}` for none. */
+  headers: Record<string, string>;
   disabledReason: string | null;
 }
 
@@ -28,6 +30,7 @@ export interface WebhookEndpointPatch {
   enabled?: boolean;
   webhookTypes?: WebhookType[];
   contractAddresses?: string[] | null;
+  headers?: Record<string, string>;
 }
 
 /** Everything the API shows of an endpoint (the default one included); never a secret. */
@@ -41,6 +44,7 @@ export interface WebhookEndpointView {
   webhookTypes: WebhookType[];
   /** Lowercase (the API shows them in EIP-55 form); null when there is no filter. */
   contractAddresses: string[] | null;
+  headers: Record<string, string>;
   hasSharedSecret: boolean;
   previousSecretExpiresAt: Date | null;
   disabledReason: string | null;
@@ -105,6 +109,7 @@ export function newEndpointState(input: {
   enabled?: boolean;
   webhookTypes: readonly WebhookType[];
   contractAddresses: string[] | null;
+  headers?: Record<string, string>;
 }): WebhookEndpointState {
   return {
     url: input.url,
@@ -112,6 +117,7 @@ export function newEndpointState(input: {
     enabled: input.enabled ?? true,
     webhookTypes: normalizeWebhookTypes(input.webhookTypes),
     contractAddresses: input.contractAddresses === null ? null : [...input.contractAddresses],
+    headers: { ...input.headers },
     disabledReason: null,
   };
 }
@@ -124,6 +130,8 @@ export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEn
     enabled: patch.enabled ?? state.enabled,
     webhookTypes: patch.webhookTypes !== undefined ? normalizeWebhookTypes(patch.webhookTypes) : [...state.webhookTypes],
     contractAddresses: patch.contractAddresses !== undefined ? patch.contractAddresses : copy(state.contractAddresses),
+    // Replaced as a whole, like the filter: the request lists every header the endpoint is to have.
+    headers: { ...(patch.headers ?? state.headers) },
     disabledReason: disabledReasonAfter(state.disabledReason, patch.enabled),
   };
 }
@@ -157,6 +165,7 @@ export interface StoredEndpoint {
   enabled: boolean;
   webhookTypes: WebhookType[];
   contractAddresses: string[] | null;
+  headers: Record<string, string>;
   sharedSecretSealed: string | null;
   previousSharedSecretSealed: string | null;
   previousSecretExpiresAt: Date | null;
@@ -172,6 +181,7 @@ export function endpointState(row: StoredEndpoint): WebhookEndpointState {
     enabled: row.enabled,
     webhookTypes: [...row.webhookTypes],
     contractAddresses: copy(row.contractAddresses),
+    headers: { ...row.headers },
     disabledReason: row.disabledReason,
   };
 }
@@ -193,6 +203,7 @@ export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointVie
     enabled: row.enabled,
     webhookTypes: [...row.webhookTypes],
     contractAddresses: copy(row.contractAddresses),
+    headers: { ...row.headers },
     hasSharedSecret: row.sharedSecretSealed !== null,
     previousSecretExpiresAt: livePreviousSecretExpiry(endpointSlots(row), now),
     disabledReason: row.disabledReason,
@@ -214,6 +225,7 @@ export function unconfiguredDefault(organizationId: string, organizationCreatedA
     enabled: false,
     webhookTypes: [],
     contractAddresses: null,
+    headers: {},
     sharedSecretSealed: null,
     previousSharedSecretSealed: null,
     previousSecretExpiresAt: null,
@@ -250,6 +262,12 @@ export function auditedEndpoint(state: WebhookEndpointState, slots: SecretSlots)
     enabled: state.enabled,
     webhookTypes: state.webhookTypes,
     contractAddresses: state.contractAddresses === null ? null : state.contractAddresses.map(toChecksumAddress),
+    // In name order: the same headers compare the same however they were listed (or stored).
+    // None reads as null, so endpoints without headers are audited as before there were any.
+    headers:
+      Object.keys(state.headers).length === 0
+        ? null
+        : Object.fromEntries(Object.entries(state.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     disabledReason: state.disabledReason,
     ...auditedSlots(slots),
   };

@@ -12,6 +12,7 @@ import { AuditChanges, diffForAudit } from '../audit/audit.rules';
 import { AuditActor, AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { Organization } from '../organizations/organization.entity';
+import { parseCustomHeaders } from './receiver-options.rules';
 import { sealSecret } from './secret-box';
 import {
   DEFAULT_PREVIOUS_SECRET_VALID_SECONDS,
@@ -51,6 +52,8 @@ export interface WebhookEndpointInput {
   enabled?: boolean;
   description?: string | null;
   filters?: { contractAddresses?: readonly unknown[] | null } | null;
+  /** Replaces every custom header; null or `{}` removes them (checked by parseCustomHeaders). */
+  headers?: unknown;
 }
 
 export interface CreatedEndpoint {
@@ -130,6 +133,7 @@ export class WebhookEndpointsService {
    */
   async create(organizationId: string, input: WebhookEndpointInput, actor: AuditActor, meta: RequestMeta): Promise<CreatedEndpoint> {
     const contractAddresses = parseContractAddressFilter(input.filters?.contractAddresses);
+    const headers = input.headers === undefined ? {} : parseCustomHeaders(input.headers);
     await this.assertAcceptableUrl(input.url as string);
     const generated = input.sharedSecret === undefined ? generateSharedSecret() : undefined;
     const sealed = this.seal(organizationId, input.sharedSecret ?? (generated as string));
@@ -150,6 +154,7 @@ export class WebhookEndpointsService {
         enabled: input.enabled,
         webhookTypes: input.webhookTypes ?? [],
         contractAddresses,
+        headers,
       });
       const row = new WebhookEndpoint({ organizationId, ...state, url: input.url as string, sharedSecretSealed: sealed });
       row.createdAt = row.updatedAt = new Date();
@@ -175,6 +180,7 @@ export class WebhookEndpointsService {
   ): Promise<WebhookEndpointView> {
     if (isDefaultEndpoint(endpointId, organizationId)) assertDefaultEndpointFields(input);
     const contractAddresses = input.filters === undefined ? undefined : parseContractAddressFilter(input.filters?.contractAddresses);
+    const headers = input.headers === undefined ? undefined : parseCustomHeaders(input.headers);
     if (isEmptyPatch(input)) return this.get(organizationId, endpointId);
     if (typeof input.url === 'string') await this.assertAcceptableUrl(input.url);
     const sealedSecret = typeof input.sharedSecret === 'string' ? this.seal(organizationId, input.sharedSecret) : input.sharedSecret;
@@ -189,6 +195,7 @@ export class WebhookEndpointsService {
         enabled: input.enabled,
         webhookTypes: input.webhookTypes,
         contractAddresses,
+        headers,
       });
       // A secret set by PATCH replaces the old one at once: any rotation's previous secret goes too.
       const slotsBefore = endpointSlots(row);

@@ -1,9 +1,10 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import type { WebhookType } from '../../domain-events/domain-event.catalogue';
 import { EnabledField, SharedSecretField, UrlField, WebhookTypesField } from './endpoint-fields';
 import { MAX_ENDPOINT_DESCRIPTION_LENGTH, MAX_FILTER_CONTRACT_ADDRESSES } from '../webhook-endpoint.rules';
+import { MAX_CUSTOM_HEADER_VALUE_LENGTH, MAX_CUSTOM_HEADERS } from '../receiver-options.rules';
 
 // Left out keeps (or defaults) a field; null is "none" for the fields that have one.
 const presentAndNotNull = (field: string) => (dto: object) => (dto as Record<string, unknown>)[field] != null;
@@ -67,6 +68,28 @@ class WebhookEndpointFields {
   @ValidateNested()
   @Type(() => WebhookEndpointFiltersRequestDto)
   filters?: WebhookEndpointFiltersRequestDto | null;
+
+  /**
+   * Custom headers sent on every webhook to this endpoint, such as a token your gateway checks:
+   * at most 10, each name an HTTP token given once (case-insensitive), each value at most 1,024
+   * visible ASCII characters and spaces (no CR or LF). The webhook's own headers cannot be set:
+   * content-type, host, user-agent, the signature, id and timestamp headers (every
+   * `x-service-webhook-*` and `webhook-*` name) and the headers that frame the request
+   * (content-length, transfer-encoding, connection, keep-alive, upgrade, expect, te, trailer,
+   * proxy-connection, traceparent, tracestate): a 400 names the header (`headers.<name>`). The
+   * whole set is replaced; null or `{}` removes them. Shown by GET as set.
+   */
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: MAX_CUSTOM_HEADER_VALUE_LENGTH },
+    maxProperties: MAX_CUSTOM_HEADERS,
+    nullable: true,
+    example: { 'X-Gateway-Token': 'gw_4f1c9a', 'X-Tenant': 'acme' },
+  })
+  // Names and values are checked by parseCustomHeaders, which names the header in its 400.
+  @ValidateIf(presentAndNotNull('headers'))
+  @IsObject()
+  headers?: Record<string, string> | null;
 }
 
 export class CreateWebhookEndpointDto extends WebhookEndpointFields {

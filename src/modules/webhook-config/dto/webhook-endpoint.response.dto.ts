@@ -39,6 +39,14 @@ export class WebhookEndpointDto {
   @ApiProperty({ type: WebhookEndpointFiltersDto })
   filters: WebhookEndpointFiltersDto;
 
+  /** Custom headers sent on every webhook to this endpoint; `{}` for none. */
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    example: { 'X-Gateway-Token': 'gw_4f1c9a', 'X-Tenant': 'acme' },
+  })
+  headers: Record<string, string>;
+
   /** Whether a shared secret is set. The secret itself is never returned. */
   @ApiProperty({ type: Boolean })
   hasSharedSecret: boolean;
@@ -81,6 +89,7 @@ export class WebhookEndpointDto {
       enabled: view.enabled,
       webhookTypes: [...view.webhookTypes],
       filters: { contractAddresses: view.contractAddresses === null ? null : view.contractAddresses.map(toChecksumAddress) },
+      headers: { ...view.headers },
       hasSharedSecret: view.hasSharedSecret,
       previousSecretExpiresAtUtc: formatUtc(view.previousSecretExpiresAt),
       disabledReason: view.disabledReason,

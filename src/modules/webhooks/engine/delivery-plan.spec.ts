@@ -18,6 +18,7 @@ function target(overrides: Partial<DeliveryTarget> = {}): DeliveryTarget {
     enabled: true,
     webhookTypes: ['custodialAccount'],
     contractAddresses: null,
+    headers: {},
     secret: 'secret',
     secretError: null,
     previous: null,

@@ -343,6 +343,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     const blocked = temporaryBlock(target, claim.resourceType);
     if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0, responseBody: null };
     return this.sender.send(target.url as string, claim.payload, {
+      // The endpoint's own headers first: none can name one of the service's (parseCustomHeaders
+      // refuses them), and the service's below would win over any that did.
+      ...target.headers,
       'content-type': 'application/json; charset=utf-8',
       'user-agent': USER_AGENT,
       // Signed at send time: every attempt carries its own timestamp and the secrets of this moment.
