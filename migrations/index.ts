@@ -15,6 +15,7 @@ import { Migration20261125030000AuditImmutable } from './Migration20261125030000
 import { Migration20261126000000TimePartitions } from './Migration20261126000000TimePartitions';
 import { Migration20261126031000AttemptResponseBody } from './Migration20261126031000AttemptResponseBody';
 import { Migration20261126032000EndpointHeaders } from './Migration20261126032000EndpointHeaders';
+import { Migration20261126033000EndpointRateLimit } from './Migration20261126033000EndpointRateLimit';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261126000000TimePartitions', class: Migration20261126000000TimePartitions },
   { name: 'Migration20261126031000AttemptResponseBody', class: Migration20261126031000AttemptResponseBody },
   { name: 'Migration20261126032000EndpointHeaders', class: Migration20261126032000EndpointHeaders },
+  { name: 'Migration20261126033000EndpointRateLimit', class: Migration20261126033000EndpointRateLimit },
 ];

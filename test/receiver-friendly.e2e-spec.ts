@@ -195,4 +195,60 @@ describe('Receiver-friendly delivery', () => {
       expect(list.body.endpoints.map((e: { url: string }) => e.url)).not.toContain(receiver.urlFor('/refused'));
     });
   });
+
+  describe('rate limit settings', () => {
+    const ENDPOINTS = '/api/organization/v1/current-organization/webhook-endpoints';
+
+    it('default to unlimited (null), take 1 to 10,000 by POST and PATCH, and null clears them', async () => {
+      const created = await t
+        .http()
+        .post(ENDPOINTS)
+        .set(bearer(org.adminKey))
+        .send({ url: receiver.urlFor('/rated'), webhookTypes: [], sharedSecret: SECRET })
+        .expect(201);
+      expect(created.body.rateLimitPerSecond).toBeNull();
+      for (const value of [1, 10_000, 20]) {
+        const res = await t
+          .http()
+          .patch(`${ENDPOINTS}/${created.body.id}`)
+          .set(bearer(org.adminKey))
+          .send({ rateLimitPerSecond: value })
+          .expect(200);
+        expect(res.body.rateLimitPerSecond).toBe(value);
+      }
+      expect((await t.http().get(`${ENDPOINTS}/${created.body.id}`).set(bearer(org.adminKey)).expect(200)).body.rateLimitPerSecond).toBe(
+        20,
+      );
+      await t.http().patch(`${ENDPOINTS}/${created.body.id}`).set(bearer(org.adminKey)).send({ rateLimitPerSecond: null }).expect(200);
+      expect(
+        (await t.http().get(`${ENDPOINTS}/${created.body.id}`).set(bearer(org.adminKey)).expect(200)).body.rateLimitPerSecond,
+      ).toBeNull();
+      // The default endpoint takes it too.
+      const patched = await t.http().patch(`${ENDPOINTS}/${org.id}`).set(bearer(org.adminKey)).send({ rateLimitPerSecond: 5 }).expect(200);
+      expect(patched.body.rateLimitPerSecond).toBe(5);
+      await t.http().patch(`${ENDPOINTS}/${org.id}`).set(bearer(org.adminKey)).send({ rateLimitPerSecond: null }).expect(200);
+      await t.http().delete(`${ENDPOINTS}/${created.body.id}`).set(bearer(org.adminKey)).expect(204);
+    });
+
+    it.each([['20'], [1.5], [0], [-1], [10_001], [true], [{}]])(
+      'refuses %p with a 400 naming rateLimitPerSecond, changing nothing',
+      async (value) => {
+        const before = (await t.http().get(`${ENDPOINTS}/${org.id}`).set(bearer(org.adminKey)).expect(200)).body;
+        const res = await t
+          .http()
+          .patch(`${ENDPOINTS}/${org.id}`)
+          .set(bearer(org.adminKey))
+          .send({ rateLimitPerSecond: value })
+          .expect(400);
+        expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'rateLimitPerSecond' })]));
+        expect((await t.http().get(`${ENDPOINTS}/${org.id}`).set(bearer(org.adminKey)).expect(200)).body).toEqual(before);
+        await t
+          .http()
+          .post(ENDPOINTS)
+          .set(bearer(org.adminKey))
+          .send({ url: receiver.urlFor('/refused-rate'), webhookTypes: [], rateLimitPerSecond: value })
+          .expect(400);
+      },
+    );
+  });
 });

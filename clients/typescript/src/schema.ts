@@ -1664,6 +1664,11 @@ export interface components {
             headers: {
                 [key: string]: string;
             };
+            /**
+             * @description At most this many attempts reach the endpoint in any fixed one-second window; null: unlimited.
+             * @example null
+             */
+            rateLimitPerSecond: number | null;
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -1742,6 +1747,14 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
+             * @description At most this many attempts reach this endpoint in any fixed one-second window, across every
+             *     worker (so at most twice that within any sliding second): an integer from 1 to 10,000. Null
+             *     (the default) is unlimited. Webhooks past the limit wait for a later second: waiting is not
+             *     an attempt, never ends a webhook failed and never delays another endpoint's webhooks.
+             * @example 50
+             */
+            rateLimitPerSecond?: number | null;
+            /**
              * @description Where webhooks are sent: an absolute http(s) URL of at most 2,048 characters without
              *     credentials, under the same policy as the webhook configuration's url.
              * @example https://example.com/webhooks
@@ -1796,6 +1809,11 @@ export interface components {
             headers: {
                 [key: string]: string;
             };
+            /**
+             * @description At most this many attempts reach the endpoint in any fixed one-second window; null: unlimited.
+             * @example null
+             */
+            rateLimitPerSecond: number | null;
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -1861,6 +1879,14 @@ export interface components {
             headers?: {
                 [key: string]: string;
             } | null;
+            /**
+             * @description At most this many attempts reach this endpoint in any fixed one-second window, across every
+             *     worker (so at most twice that within any sliding second): an integer from 1 to 10,000. Null
+             *     (the default) is unlimited. Webhooks past the limit wait for a later second: waiting is not
+             *     an attempt, never ends a webhook failed and never delays another endpoint's webhooks.
+             * @example 50
+             */
+            rateLimitPerSecond?: number | null;
             /**
              * @description Where webhooks are sent (same policy as on POST).
              * @example https://example.com/webhooks

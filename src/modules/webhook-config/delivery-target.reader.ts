@@ -24,6 +24,8 @@ export interface DeliveryTarget {
   contractAddresses: string[] | null;
   /** Custom headers sent on every webhook to it (never one the service sets itself). */
   headers: Record<string, string>;
+  /** At most this many attempts in any one-second window (across workers); null: unlimited. */
+  rateLimitPerSecond: number | null;
   secret: string | null;
   secretError: string | null;
   /** The secret a rotation replaced, signing beside the current one until `expiresAt`. */
@@ -41,6 +43,7 @@ interface EndpointRow {
   webhook_types: string[] | string | null;
   contract_addresses: string[] | string | null;
   headers: Record<string, string> | string | null;
+  rate_limit_per_second: number | null;
   shared_secret_sealed: string | null;
   previous_shared_secret_sealed: string | null;
   previous_secret_expires_at: Date | string | null;
@@ -71,7 +74,7 @@ export class DeliveryTargetReader {
     if (unique.length === 0) return out;
     const rows = await queryRows<EndpointRow>(
       outsideTransaction(this.em),
-      `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses, headers,
+      `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses, headers, rate_limit_per_second,
               shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at, updated_at
          from webhook_endpoint where organization_id = any(?::uuid[])
         order by organization_id, is_default desc, id`,
@@ -114,6 +117,7 @@ export class DeliveryTargetReader {
       webhookTypes: parseTextArray(row.webhook_types) as WebhookType[],
       contractAddresses: contracts,
       headers: typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : (row.headers ?? {}),
+      rateLimitPerSecond: row.rate_limit_per_second,
       secret,
       secretError,
       previous: this.previousOf(row),
@@ -158,6 +162,7 @@ function defaultTarget(organizationId: string): DeliveryTarget {
     webhookTypes: [],
     contractAddresses: null,
     headers: {},
+    rateLimitPerSecond: null,
     secret: null,
     secretError: null,
     previous: null,

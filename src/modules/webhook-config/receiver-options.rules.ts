@@ -1,5 +1,9 @@
 import { FieldError, validationFailed } from '../../common/errors/domain-error';
 
+/** The bounds of an endpoint's `rateLimitPerSecond` (null: unlimited). */
+export const MIN_RATE_LIMIT_PER_SECOND = 1;
+export const MAX_RATE_LIMIT_PER_SECOND = 10_000;
+
 /** Custom headers one endpoint may have. */
 export const MAX_CUSTOM_HEADERS = 10;
 /** The longest value of a custom header. */

@@ -55,6 +55,10 @@ export class WebhookEndpoint {
   @Property({ type: 'json' })
   headers: Record<string, string> = {};
 
+  /** At most this many attempts reach the endpoint in any one-second window; null: unlimited. */
+  @Property({ type: 'int', nullable: true })
+  rateLimitPerSecond: number | null = null;
+
   /** Why the service switched the endpoint off ("failing"); null when enabled or switched off by a user. */
   @Property({ type: 'text', nullable: true })
   disabledReason: string | null = null;
@@ -73,6 +77,7 @@ export class WebhookEndpoint {
     webhookTypes: WebhookType[];
     contractAddresses: string[] | null;
     headers?: Record<string, string>;
+    rateLimitPerSecond?: number | null;
     sharedSecretSealed: string;
   }) {
     Object.assign(this, init);

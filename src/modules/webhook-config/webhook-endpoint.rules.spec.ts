@@ -31,6 +31,7 @@ const state: WebhookEndpointState = {
   webhookTypes: ['transaction', 'nft'],
   contractAddresses: null,
   headers: {},
+  rateLimitPerSecond: null,
   disabledReason: null,
 };
 
@@ -90,6 +91,7 @@ describe('webhook endpoint rules', () => {
         webhookTypes: ['payment', 'nft'],
         contractAddresses: null,
         headers: {},
+        rateLimitPerSecond: null,
         disabledReason: null,
       });
       expect(newEndpointState({ url: 'https://a.example/', enabled: false, webhookTypes: [], contractAddresses: [LOWER] }).enabled).toBe(
@@ -104,6 +106,13 @@ describe('webhook endpoint rules', () => {
       expect(applyEndpointPatch(withHeaders, { headers: { 'x-c': '3' } }).headers).toEqual({ 'x-c': '3' });
       expect(applyEndpointPatch(withHeaders, { headers: {} }).headers).toEqual({});
       expect(applyEndpointPatch(withHeaders, { description: 'x' }).headers).toEqual({ 'x-a': '1', 'x-b': '2' });
+    });
+
+    it('sets, keeps or clears the rate limit', () => {
+      const limited = applyEndpointPatch(state, { rateLimitPerSecond: 20 });
+      expect(limited.rateLimitPerSecond).toBe(20);
+      expect(applyEndpointPatch(limited, { description: 'x' }).rateLimitPerSecond).toBe(20);
+      expect(applyEndpointPatch(limited, { rateLimitPerSecond: null }).rateLimitPerSecond).toBeNull();
     });
 
     it('clears the url with null (the default endpoint, while disabled)', () => {
@@ -161,6 +170,7 @@ describe('webhook endpoint rules', () => {
         webhookTypes: ['transaction', 'nft'],
         contractAddresses: [LOWER],
         headers: {},
+        rateLimitPerSecond: null,
         hasSharedSecret: true,
         previousSecretExpiresAt: new Date('2026-11-24T00:00:00Z'),
         disabledReason: null,
@@ -182,6 +192,7 @@ describe('webhook endpoint rules', () => {
         webhookTypes: [],
         contractAddresses: null,
         headers: {},
+        rateLimitPerSecond: null,
         hasSharedSecret: false,
         previousSecretExpiresAt: null,
         disabledReason: null,

@@ -19,6 +19,8 @@ export interface WebhookEndpointState {
   contractAddresses: string[] | null;
   /** Custom headers sent on every webhook (see receiver-options.rules.ts); `{}` for none. */
   headers: Record<string, string>;
+  /** Attempts per one-second window at most; null: unlimited. */
+  rateLimitPerSecond: number | null;
   disabledReason: string | null;
 }
 
@@ -31,6 +33,7 @@ export interface WebhookEndpointPatch {
   webhookTypes?: WebhookType[];
   contractAddresses?: string[] | null;
   headers?: Record<string, string>;
+  rateLimitPerSecond?: number | null;
 }
 
 /** Everything the API shows of an endpoint (the default one included); never a secret. */
@@ -45,6 +48,7 @@ export interface WebhookEndpointView {
   /** Lowercase (the API shows them in EIP-55 form); null when there is no filter. */
   contractAddresses: string[] | null;
   headers: Record<string, string>;
+  rateLimitPerSecond: number | null;
   hasSharedSecret: boolean;
   previousSecretExpiresAt: Date | null;
   disabledReason: string | null;
@@ -110,6 +114,7 @@ export function newEndpointState(input: {
   webhookTypes: readonly WebhookType[];
   contractAddresses: string[] | null;
   headers?: Record<string, string>;
+  rateLimitPerSecond?: number | null;
 }): WebhookEndpointState {
   return {
     url: input.url,
@@ -118,6 +123,7 @@ export function newEndpointState(input: {
     webhookTypes: normalizeWebhookTypes(input.webhookTypes),
     contractAddresses: input.contractAddresses === null ? null : [...input.contractAddresses],
     headers: { ...input.headers },
+    rateLimitPerSecond: input.rateLimitPerSecond ?? null,
     disabledReason: null,
   };
 }
@@ -132,6 +138,7 @@ export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEn
     contractAddresses: patch.contractAddresses !== undefined ? patch.contractAddresses : copy(state.contractAddresses),
     // Replaced as a whole, like the filter: the request lists every header the endpoint is to have.
     headers: { ...(patch.headers ?? state.headers) },
+    rateLimitPerSecond: patch.rateLimitPerSecond !== undefined ? patch.rateLimitPerSecond : state.rateLimitPerSecond,
     disabledReason: disabledReasonAfter(state.disabledReason, patch.enabled),
   };
 }
@@ -166,6 +173,7 @@ export interface StoredEndpoint {
   webhookTypes: WebhookType[];
   contractAddresses: string[] | null;
   headers: Record<string, string>;
+  rateLimitPerSecond: number | null;
   sharedSecretSealed: string | null;
   previousSharedSecretSealed: string | null;
   previousSecretExpiresAt: Date | null;
@@ -182,6 +190,7 @@ export function endpointState(row: StoredEndpoint): WebhookEndpointState {
     webhookTypes: [...row.webhookTypes],
     contractAddresses: copy(row.contractAddresses),
     headers: { ...row.headers },
+    rateLimitPerSecond: row.rateLimitPerSecond,
     disabledReason: row.disabledReason,
   };
 }
@@ -204,6 +213,7 @@ export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointVie
     webhookTypes: [...row.webhookTypes],
     contractAddresses: copy(row.contractAddresses),
     headers: { ...row.headers },
+    rateLimitPerSecond: row.rateLimitPerSecond,
     hasSharedSecret: row.sharedSecretSealed !== null,
     previousSecretExpiresAt: livePreviousSecretExpiry(endpointSlots(row), now),
     disabledReason: row.disabledReason,
@@ -226,6 +236,7 @@ export function unconfiguredDefault(organizationId: string, organizationCreatedA
     webhookTypes: [],
     contractAddresses: null,
     headers: {},
+    rateLimitPerSecond: null,
     sharedSecretSealed: null,
     previousSharedSecretSealed: null,
     previousSecretExpiresAt: null,
@@ -268,6 +279,7 @@ export function auditedEndpoint(state: WebhookEndpointState, slots: SecretSlots)
       Object.keys(state.headers).length === 0
         ? null
         : Object.fromEntries(Object.entries(state.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    rateLimitPerSecond: state.rateLimitPerSecond,
     disabledReason: state.disabledReason,
     ...auditedSlots(slots),
   };

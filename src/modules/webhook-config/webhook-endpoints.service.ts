@@ -54,6 +54,8 @@ export interface WebhookEndpointInput {
   filters?: { contractAddresses?: readonly unknown[] | null } | null;
   /** Replaces every custom header; null or `{}` removes them (checked by parseCustomHeaders). */
   headers?: unknown;
+  /** Null: unlimited (the request DTO has checked the bounds). */
+  rateLimitPerSecond?: number | null;
 }
 
 export interface CreatedEndpoint {
@@ -155,6 +157,7 @@ export class WebhookEndpointsService {
         webhookTypes: input.webhookTypes ?? [],
         contractAddresses,
         headers,
+        rateLimitPerSecond: input.rateLimitPerSecond,
       });
       const row = new WebhookEndpoint({ organizationId, ...state, url: input.url as string, sharedSecretSealed: sealed });
       row.createdAt = row.updatedAt = new Date();
@@ -196,6 +199,7 @@ export class WebhookEndpointsService {
         webhookTypes: input.webhookTypes,
         contractAddresses,
         headers,
+        rateLimitPerSecond: input.rateLimitPerSecond,
       });
       // A secret set by PATCH replaces the old one at once: any rotation's previous secret goes too.
       const slotsBefore = endpointSlots(row);

@@ -1,10 +1,27 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsInt,
+  IsObject,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 import type { WebhookType } from '../../domain-events/domain-event.catalogue';
 import { EnabledField, SharedSecretField, UrlField, WebhookTypesField } from './endpoint-fields';
 import { MAX_ENDPOINT_DESCRIPTION_LENGTH, MAX_FILTER_CONTRACT_ADDRESSES } from '../webhook-endpoint.rules';
-import { MAX_CUSTOM_HEADER_VALUE_LENGTH, MAX_CUSTOM_HEADERS } from '../receiver-options.rules';
+import {
+  MAX_CUSTOM_HEADER_VALUE_LENGTH,
+  MAX_CUSTOM_HEADERS,
+  MAX_RATE_LIMIT_PER_SECOND,
+  MIN_RATE_LIMIT_PER_SECOND,
+} from '../receiver-options.rules';
 
 // Left out keeps (or defaults) a field; null is "none" for the fields that have one.
 const presentAndNotNull = (field: string) => (dto: object) => (dto as Record<string, unknown>)[field] != null;
@@ -90,6 +107,25 @@ class WebhookEndpointFields {
   @ValidateIf(presentAndNotNull('headers'))
   @IsObject()
   headers?: Record<string, string> | null;
+
+  /**
+   * At most this many attempts reach this endpoint in any fixed one-second window, across every
+   * worker (so at most twice that within any sliding second): an integer from 1 to 10,000. Null
+   * (the default) is unlimited. Webhooks past the limit wait for a later second: waiting is not
+   * an attempt, never ends a webhook failed and never delays another endpoint's webhooks.
+   */
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: MIN_RATE_LIMIT_PER_SECOND,
+    maximum: MAX_RATE_LIMIT_PER_SECOND,
+    nullable: true,
+    example: 50,
+  })
+  @ValidateIf(presentAndNotNull('rateLimitPerSecond'))
+  @IsInt()
+  @Min(MIN_RATE_LIMIT_PER_SECOND)
+  @Max(MAX_RATE_LIMIT_PER_SECOND)
+  rateLimitPerSecond?: number | null;
 }
 
 export class CreateWebhookEndpointDto extends WebhookEndpointFields {

@@ -47,6 +47,10 @@ export class WebhookEndpointDto {
   })
   headers: Record<string, string>;
 
+  /** At most this many attempts reach the endpoint in any fixed one-second window; null: unlimited. */
+  @ApiProperty({ type: 'integer', nullable: true, minimum: 1, maximum: 10_000, example: null })
+  rateLimitPerSecond: number | null;
+
   /** Whether a shared secret is set. The secret itself is never returned. */
   @ApiProperty({ type: Boolean })
   hasSharedSecret: boolean;
@@ -90,6 +94,7 @@ export class WebhookEndpointDto {
       webhookTypes: [...view.webhookTypes],
       filters: { contractAddresses: view.contractAddresses === null ? null : view.contractAddresses.map(toChecksumAddress) },
       headers: { ...view.headers },
+      rateLimitPerSecond: view.rateLimitPerSecond,
       hasSharedSecret: view.hasSharedSecret,
       previousSecretExpiresAtUtc: formatUtc(view.previousSecretExpiresAt),
       disabledReason: view.disabledReason,

@@ -19,6 +19,7 @@ function target(overrides: Partial<DeliveryTarget> = {}): DeliveryTarget {
     webhookTypes: ['custodialAccount'],
     contractAddresses: null,
     headers: {},
+    rateLimitPerSecond: null,
     secret: 'secret',
     secretError: null,
     previous: null,

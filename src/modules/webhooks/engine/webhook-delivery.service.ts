@@ -6,6 +6,7 @@ import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
 import { Admit, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { EndpointHealthTally } from './endpoint-health';
+import { EndpointRateLimiter, rateLimitedDelayMs } from './endpoint-rate-limiter';
 import { admitAttempt, organizationShare } from './fair-share';
 import { MicroBatch } from './micro-batch';
 import { ReceiverLimiter } from './receiver-limiter';
@@ -68,6 +69,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   /** Attempts in flight per organization (the same counting, keyed by organization id). */
   private readonly organizations: ReceiverLimiter;
   private readonly sender: WebhookSender;
+  /** Endpoints' `rateLimitPerSecond`, counted in Redis across every worker. */
+  private readonly rates: EndpointRateLimiter;
   /** How long a claimed attempt keeps others away; past it, a crashed attempt is retried. */
   private readonly leaseMs: number;
   private readonly furthestAttemptMs: number;
@@ -100,6 +103,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       allowPrivateNetworks: config.webhook.allowPrivateNetworks,
       allowedPorts: config.webhook.allowedPorts,
     });
+    this.rates = new EndpointRateLimiter(config);
     this.leaseMs = attemptLeaseMs(config.webhook.timeoutMs);
     this.furthestAttemptMs = furthestLegitimateAttemptMs(config.webhook.retryScheduleMs, this.leaseMs);
     this.work = new MicroBatch((items) => this.handleBatch(items), JOB_BATCH);
@@ -275,6 +279,18 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
       throw this.busy(claim.organizationId, claim.endpointId);
     }
+    const rateLimit = claim.permanent ? null : (claim.target?.rateLimitPerSecond ?? null);
+    if (claim.receiver !== null && rateLimit !== null) {
+      const untilNextWindowMs = await this.rates.take(claim.endpointId, rateLimit);
+      if (untilNextWindowMs !== null) {
+        // The endpoint had its attempts for this second: give the claim and the slots back (no
+        // attempt is counted) and look again in the next second; the worker's slot is free meanwhile.
+        this.limiter.release(claim.receiver);
+        this.organizations.release(claim.organizationId);
+        await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
+        throw new RetryLaterError(rateLimitedDelayMs(untilNextWindowMs), 'the endpoint’s rate limit is used up for this second');
+      }
+    }
     if (claim.receiver !== null && !claim.permanent && !attemptMayStart(leaseUntil.getTime(), Date.now(), this.config.webhook.timeoutMs)) {
       // Too late to send on this claim (see attemptMayStart): give it back and look again at once.
       this.limiter.release(claim.receiver);
@@ -391,6 +407,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     clearInterval(this.healthTimer);
     await this.flushHealth();
     await this.sender.close();
+    await this.rates.close();
   }
 }
 
