@@ -61,9 +61,9 @@ export class EndpointRateLimiter {
   async take(endpointId: string, limitPerSecond: number): Promise<number | null> {
     try {
       if (this.redis.status === 'wait') await this.redis.connect();
-      const [given, leftMs] = (await (
+      const [given, leftMs] = await (
         this.redis as unknown as { endpointRateTake(key: string, limit: number): Promise<[number, number]> }
-      ).endpointRateTake(this.keyOf(endpointId), limitPerSecond)) as [number, number];
+      ).endpointRateTake(this.keyOf(endpointId), limitPerSecond);
       return given === 1 ? null : Math.max(1, leftMs);
     } catch (error) {
       if (Date.now() - this.lastWarnAt > WARN_EVERY_MS) {
@@ -74,7 +74,7 @@ export class EndpointRateLimiter {
     }
   }
 
-  async close(): Promise<void> {
+  close(): void {
     this.redis.disconnect();
   }
 }

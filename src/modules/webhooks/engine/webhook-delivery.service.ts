@@ -407,7 +407,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     clearInterval(this.healthTimer);
     await this.flushHealth();
     await this.sender.close();
-    await this.rates.close();
+    this.rates.close();
   }
 }
 
