@@ -71,6 +71,11 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   private readonly sender: WebhookSender;
   /** Endpoints' `rateLimitPerSecond`, counted in Redis across every worker. */
   private readonly rates: EndpointRateLimiter;
+  /**
+   * Endpoints whose rate limit this worker found used up, until when (its clock): their webhooks
+   * are not claimed again before then, so waiting costs no write. Redis stays the authority.
+   */
+  private readonly rateFullUntil = new Map<string, number>();
   /** How long a claimed attempt keeps others away; past it, a crashed attempt is retried. */
   private readonly leaseMs: number;
   private readonly furthestAttemptMs: number;
@@ -254,6 +259,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     const plannedEndpoint = new Map<string, number>();
     const plannedOrganization = new Map<string, number>();
     return ({ organizationId, endpointId }) => {
+      if (this.rateLimitedFor(endpointId) > 0) return 'none';
       const endpointAlready = plannedEndpoint.get(endpointId) ?? 0;
       const organizationAlready = plannedOrganization.get(organizationId) ?? 0;
       const organizationInFlight = this.organizations.count(organizationId);
@@ -275,21 +281,22 @@ export class WebhookDeliveryService implements OnModuleDestroy {
 
   /** Makes one claimed attempt and records its result; throws to have the job run again later. */
   private async attempt(claim: PlannedAttempt, leaseUntil: Date): Promise<void> {
-    if (claim.receiver !== null && !(await this.acquireSlots(claim.organizationId, claim.receiver))) {
-      await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
-      throw this.busy(claim.organizationId, claim.endpointId);
-    }
+    // The endpoint's rate limit first, before any slot is taken: a webhook waiting for the next
+    // second must not hold a slot its organization's other endpoints could use.
     const rateLimit = claim.permanent ? null : (claim.target?.rateLimitPerSecond ?? null);
     if (claim.receiver !== null && rateLimit !== null) {
       const untilNextWindowMs = await this.rates.take(claim.endpointId, rateLimit);
       if (untilNextWindowMs !== null) {
-        // The endpoint had its attempts for this second: give the claim and the slots back (no
-        // attempt is counted) and look again in the next second; the worker's slot is free meanwhile.
-        this.limiter.release(claim.receiver);
-        this.organizations.release(claim.organizationId);
+        // The endpoint had its attempts for this second: give the claim back (no attempt is
+        // counted) and look again next second. Until then this worker plans no claim for it.
+        this.rateFullUntil.set(claim.endpointId, Date.now() + untilNextWindowMs);
         await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
-        throw new RetryLaterError(rateLimitedDelayMs(untilNextWindowMs), 'the endpoint’s rate limit is used up for this second');
+        throw this.busy(claim.organizationId, claim.endpointId);
       }
+    }
+    if (claim.receiver !== null && !(await this.acquireSlots(claim.organizationId, claim.receiver))) {
+      await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
+      throw this.busy(claim.organizationId, claim.endpointId);
     }
     if (claim.receiver !== null && !claim.permanent && !attemptMayStart(leaseUntil.getTime(), Date.now(), this.config.webhook.timeoutMs)) {
       // Too late to send on this claim (see attemptMayStart): give it back and look again at once.
@@ -387,8 +394,20 @@ export class WebhookDeliveryService implements OnModuleDestroy {
 
   /** busy() for a webhook of this endpoint, spread over the time it or its organization is expected to take to free a slot (at most the timeout). */
   private busy(organizationId: string, endpointId: string): RetryLaterError {
+    const rateLimitedMs = this.rateLimitedFor(endpointId);
+    if (rateLimitedMs > 0)
+      return new RetryLaterError(rateLimitedDelayMs(rateLimitedMs), 'the endpoint’s rate limit is used up for this second');
     const expectedMs = Math.max(this.limiter.expectedMs(endpointId), this.organizations.expectedMs(organizationId));
     return busy(Math.min(expectedMs, this.config.webhook.timeoutMs));
+  }
+
+  /** How long until the endpoint's rate limit lets attempts through again, as this worker last learned; 0 when it may. */
+  private rateLimitedFor(endpointId: string): number {
+    const until = this.rateFullUntil.get(endpointId);
+    if (until === undefined) return 0;
+    const leftMs = until - Date.now();
+    if (leftMs <= 0) this.rateFullUntil.delete(endpointId);
+    return Math.max(0, leftMs);
   }
 
   /** Writes the endpoints' health gathered since the last write; a failed write only delays auto-disable. */
