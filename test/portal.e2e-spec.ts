@@ -571,6 +571,8 @@ describe('portal in a real browser', () => {
     await page.type('#create-description', 'Added in the portal');
     for (const type of ['payment', 'transaction', 'kyc', 'document', 'custodialAccount']) await page.click(`#create-type-${type}`);
     await page.type('#create-contracts', CONTRACT.toLowerCase());
+    await page.type('#create-rate', '25');
+    await page.type('#create-headers', 'X-Gateway-Token: gw 4f1c9a\nX-Tenant:acme');
     await page.click('#create-form button[type="submit"]');
     await showEndpoints(page, 3);
     await page.waitForSelector('#secret-box:not([hidden])');
@@ -580,9 +582,17 @@ describe('portal in a real browser', () => {
       description: 'Added in the portal',
       webhookTypes: ['nft'],
       filters: { contractAddresses: [CONTRACT] },
+      rateLimitPerSecond: 25,
+      headers: { 'X-Gateway-Token': 'gw 4f1c9a', 'X-Tenant': 'acme' },
       enabled: true,
       hasSharedSecret: true,
     });
+    // Its details say both.
+    const facts = await page.$$eval('#endpoint-facts dt, #endpoint-facts dd', (items) => items.map((i) => i.textContent ?? ''));
+    expect(facts[facts.indexOf('Rate limit') + 1]).toBe('at most 25 attempts per second');
+    expect(facts[facts.indexOf('Custom headers') + 1]).toMatch(
+      /^(X-Gateway-Token: gw 4f1c9a; X-Tenant: acme|X-Tenant: acme; X-Gateway-Token: gw 4f1c9a)$/,
+    );
     expect(await page.$eval('#new-secret', (input) => (input as HTMLTextAreaElement).value)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await page.$eval('#endpoint-detail', (e) => (e as HTMLElement).dataset.id)).toBe(third.id);
     await page.click('#secret-done');

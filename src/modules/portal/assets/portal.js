@@ -18,7 +18,7 @@
 
   // The answers this page reads (the OpenAPI document, /docs-json), with the fields it uses.
   /** @typedef {{detail?: string, title?: string, code?: unknown, errors?: unknown}} Problem */
-  /** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
+  /** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, headers?: Record<string, string>, rateLimitPerSecond?: number|null, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
   /** @typedef {{endpoints: WebhookEndpoint[], nextPageKey: string|null}} EndpointPage */
   /** @typedef {{apiKeys?: {keyPrefix?: unknown, roles?: unknown}[], nextPageKey: string|null}} ApiKeyPage */
   /** @typedef {{id: string, endpointId: string, eventId: string, webhookType: string, resourceType: string, resourceId: string, action: string, status: string, attemptCount: number, createdAtUtc: string, lastAttemptAtUtc: string|null, nextAttemptAtUtc: string|null, lastResponseStatus: number|null}} WebhookSummary */
@@ -360,6 +360,33 @@
   }
 
   /** @param {WebhookEndpoint} endpoint */
+  function rateText(endpoint) {
+    return endpoint.rateLimitPerSecond ? `at most ${endpoint.rateLimitPerSecond} attempts per second` : 'unlimited';
+  }
+
+  /** @param {WebhookEndpoint} endpoint */
+  function headersText(endpoint) {
+    const entries = Object.entries(endpoint.headers ?? {});
+    return entries.length ? entries.map(([name, value]) => `${name}: ${value}`).join('; ') : 'none';
+  }
+
+  /**
+   * The custom headers typed in the form, one `Name: value` per line; the service checks them and
+   * names any it refuses. @param {string} text @returns {Record<string, string>}
+   */
+  function parseHeaderLines(text) {
+    /** @type {Record<string, string>} */
+    const headers = {};
+    for (const line of text.split(/\r?\n/)) {
+      if (!line.trim()) continue;
+      const colon = line.indexOf(':');
+      if (colon < 0) headers[line.trim()] = '';
+      else headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+    }
+    return headers;
+  }
+
+  /** @param {WebhookEndpoint} endpoint */
   function filtersText(endpoint) {
     const contracts = endpoint.filters.contractAddresses;
     if (!contracts) return 'none';
@@ -439,6 +466,8 @@
       ['Status', el('span', { text: status.text, className: status.className })],
       ['Types', endpoint.webhookTypes.join(', ') || 'none'],
       ['Contracts', endpoint.filters.contractAddresses ? endpoint.filters.contractAddresses.join(', ') : 'every contract'],
+      ['Rate limit', rateText(endpoint)],
+      ['Custom headers', headersText(endpoint)],
       ['Shared secret', secretText(endpoint)],
       ['Id', endpoint.id],
       ['Created (UTC)', shortTime(endpoint.createdAtUtc)],
@@ -545,6 +574,11 @@
     const description = formText(data, 'description').trim();
     if (description) body.description = description;
     if (contracts.length) body.filters = { contractAddresses: contracts };
+    const rate = formText(data, 'rateLimitPerSecond').trim();
+    // Sent as typed when it is not a whole number, so the service's answer says what is wrong.
+    if (rate) body.rateLimitPerSecond = /^\d+$/.test(rate) ? Number(rate) : rate;
+    const headers = parseHeaderLines(formText(data, 'headers'));
+    if (Object.keys(headers).length) body.headers = headers;
     try {
       const created = /** @type {WebhookEndpoint & {sharedSecret?: string}} */ (await api('POST', ENDPOINTS, { body }));
       form.reset();
