@@ -798,9 +798,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["paymentWebhook"];
         delete?: never;
@@ -841,9 +843,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["transactionWebhook"];
         delete?: never;
@@ -884,9 +888,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["nftWebhook"];
         delete?: never;
@@ -927,9 +933,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["kycWebhook"];
         delete?: never;
@@ -970,9 +978,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["documentWebhook"];
         delete?: never;
@@ -1013,9 +1023,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["custodialAccountWebhook"];
         delete?: never;
