@@ -6,7 +6,7 @@ import type { AppConfig } from '../../../config/app-config';
  * One fixed one-second window per endpoint, in one hash (`w`: the window, `n`: attempts let
  * through in it). The window is read from Redis's own clock, so every worker agrees on where a
  * second starts whatever its own clock says. A slot is counted only when given, so a refusal
- * costs nothing of the next window. Returns {1 if given, ms until the next window}.
+ * costs nothing of the next window. Returns {1 if given, ms until the next window, Redis's time in ms}.
  */
 const TAKE_SCRIPT = `
 local now = redis.call('TIME')
@@ -16,11 +16,14 @@ local stored = redis.call('HMGET', KEYS[1], 'w', 'n')
 local count = 0
 if tonumber(stored[1]) == window then count = tonumber(stored[2]) end
 local left = 1000 - (ms % 1000)
-if count >= tonumber(ARGV[1]) then return {0, left} end
+if count >= tonumber(ARGV[1]) then return {0, left, ms} end
 redis.call('HSET', KEYS[1], 'w', window, 'n', count + 1)
 redis.call('PEXPIRE', KEYS[1], 2000)
-return {1, left}
+return {1, left, ms}
 `;
+
+/** An attempt's place in its endpoint's window: given at `atMs`, or to ask again in `waitMs`. */
+export type RatePlace = { given: true; atMs: number } | { given: false; waitMs: number };
 
 /** Past this, Redis counts as unreachable for this attempt (which then waits for the next window). */
 const COMMAND_TIMEOUT_MS = 1000;
@@ -55,22 +58,23 @@ export class EndpointRateLimiter {
   }
 
   /**
-   * Takes one attempt's place in the endpoint's current one-second window: null when given,
-   * otherwise how long until the next window starts (when it is worth asking again).
+   * Takes one attempt's place in the endpoint's current one-second window: when given, the time
+   * it was given (Redis's clock); otherwise how long until the next window starts (when it is
+   * worth asking again).
    */
-  async take(endpointId: string, limitPerSecond: number): Promise<number | null> {
+  async take(endpointId: string, limitPerSecond: number): Promise<RatePlace> {
     try {
       if (this.redis.status === 'wait') await this.redis.connect();
-      const [given, leftMs] = await (
-        this.redis as unknown as { endpointRateTake(key: string, limit: number): Promise<[number, number]> }
+      const [given, leftMs, atMs] = await (
+        this.redis as unknown as { endpointRateTake(key: string, limit: number): Promise<[number, number, number]> }
       ).endpointRateTake(this.keyOf(endpointId), limitPerSecond);
-      return given === 1 ? null : Math.max(1, leftMs);
+      return given === 1 ? { given: true, atMs } : { given: false, waitMs: Math.max(1, leftMs) };
     } catch (error) {
       if (Date.now() - this.lastWarnAt > WARN_EVERY_MS) {
         this.lastWarnAt = Date.now();
         this.logger.warn({ err: error }, 'cannot reach Redis for the endpoints’ rate limits; rate-limited endpoints wait');
       }
-      return 1000;
+      return { given: false, waitMs: 1000 };
     }
   }
 

@@ -281,19 +281,6 @@ export class WebhookDeliveryService implements OnModuleDestroy {
 
   /** Makes one claimed attempt and records its result; throws to have the job run again later. */
   private async attempt(claim: PlannedAttempt, leaseUntil: Date): Promise<void> {
-    // The endpoint's rate limit first, before any slot is taken: a webhook waiting for the next
-    // second must not hold a slot its organization's other endpoints could use.
-    const rateLimit = claim.permanent ? null : (claim.target?.rateLimitPerSecond ?? null);
-    if (claim.receiver !== null && rateLimit !== null) {
-      const untilNextWindowMs = await this.rates.take(claim.endpointId, rateLimit);
-      if (untilNextWindowMs !== null) {
-        // The endpoint had its attempts for this second: give the claim back (no attempt is
-        // counted) and look again next second. Until then this worker plans no claim for it.
-        this.rateFullUntil.set(claim.endpointId, Date.now() + untilNextWindowMs);
-        await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
-        throw this.busy(claim.organizationId, claim.endpointId);
-      }
-    }
     if (claim.receiver !== null && !(await this.acquireSlots(claim.organizationId, claim.receiver))) {
       await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
       throw this.busy(claim.organizationId, claim.endpointId);
@@ -305,12 +292,30 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
       throw new RetryLaterError(0, 'the claim ran out before the attempt could start');
     }
+    // The endpoint's rate limit last, right before the request, so the attempt reaches the
+    // endpoint in the window it was counted in.
+    let admittedAt: Date | undefined;
+    const rateLimit = claim.permanent ? null : (claim.target?.rateLimitPerSecond ?? null);
+    if (claim.receiver !== null && rateLimit !== null) {
+      const place = await this.rates.take(claim.endpointId, rateLimit);
+      if (!place.given) {
+        // The endpoint had its attempts for this second: give the slots and the claim back (no
+        // attempt is counted) and look again next second. Until then this worker claims none of
+        // its webhooks, so the wait costs no write and no slot.
+        this.rateFullUntil.set(claim.endpointId, Date.now() + place.waitMs);
+        this.limiter.release(claim.receiver);
+        this.organizations.release(claim.organizationId);
+        await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
+        throw this.busy(claim.organizationId, claim.endpointId);
+      }
+      admittedAt = new Date(place.atMs);
+    }
     let result: SendResult;
     if (claim.permanent) {
       result = { outcome: 'blocked', status: null, error: claim.permanent, durationMs: 0, responseBody: null };
     } else {
       try {
-        result = await this.send(claim);
+        result = await this.send(claim, admittedAt);
       } finally {
         if (claim.receiver) {
           this.limiter.release(claim.receiver, result! && result.outcome !== 'blocked' ? result.durationMs : undefined);
@@ -361,7 +366,11 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     throw new RetryLaterError(after.delayMs, result.error ?? 'delivery failed');
   }
 
-  private async send(claim: PlannedAttempt): Promise<SendResult> {
+  /**
+   * `signedAt`: the attempt's time when its endpoint's rate limit gave it its place (Redis's
+   * clock, the window's), so its webhook-timestamp names the second it was counted in.
+   */
+  private async send(claim: PlannedAttempt, signedAt = new Date()): Promise<SendResult> {
     const target = claim.target as DeliveryTarget;
     const blocked = temporaryBlock(target, claim.resourceType);
     if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0, responseBody: null };
@@ -372,7 +381,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       'content-type': 'application/json; charset=utf-8',
       'user-agent': USER_AGENT,
       // Signed at send time: every attempt carries its own timestamp and the secrets of this moment.
-      ...webhookSignatureHeaders(claim.id, claim.payload, { secret: target.secret as string, previous: target.previous }, new Date()),
+      ...webhookSignatureHeaders(claim.id, claim.payload, { secret: target.secret as string, previous: target.previous }, signedAt),
       'x-service-webhook-id': claim.id,
       'x-service-webhook-event-id': claim.eventId,
       'x-service-webhook-attempt': String(claim.attempt),
