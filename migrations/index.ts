@@ -13,10 +13,13 @@ import { Migration20261125010000Chain } from './Migration20261125010000Chain';
 import { Migration20261125020000OneEndpointTable } from './Migration20261125020000OneEndpointTable';
 import { Migration20261125030000AuditImmutable } from './Migration20261125030000AuditImmutable';
 import { Migration20261126000000TimePartitions } from './Migration20261126000000TimePartitions';
+import { Migration20261126031000AttemptResponseBody } from './Migration20261126031000AttemptResponseBody';
 import { Migration20261126031000EndpointSigningKeys } from './Migration20261126031000EndpointSigningKeys';
+import { Migration20261126031500TraceContext } from './Migration20261126031500TraceContext';
+import { Migration20261126032000EndpointHeaders } from './Migration20261126032000EndpointHeaders';
 import { Migration20261126032000EndpointOAuth2 } from './Migration20261126032000EndpointOAuth2';
 import { Migration20261126033000EndpointMutualTls } from './Migration20261126033000EndpointMutualTls';
-import { Migration20261126031500TraceContext } from './Migration20261126031500TraceContext';
+import { Migration20261126033000EndpointRateLimit } from './Migration20261126033000EndpointRateLimit';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -35,8 +38,11 @@ export const MIGRATIONS = [
   { name: 'Migration20261125020000OneEndpointTable', class: Migration20261125020000OneEndpointTable },
   { name: 'Migration20261125030000AuditImmutable', class: Migration20261125030000AuditImmutable },
   { name: 'Migration20261126000000TimePartitions', class: Migration20261126000000TimePartitions },
+  { name: 'Migration20261126031000AttemptResponseBody', class: Migration20261126031000AttemptResponseBody },
   { name: 'Migration20261126031000EndpointSigningKeys', class: Migration20261126031000EndpointSigningKeys },
   { name: 'Migration20261126031500TraceContext', class: Migration20261126031500TraceContext },
+  { name: 'Migration20261126032000EndpointHeaders', class: Migration20261126032000EndpointHeaders },
   { name: 'Migration20261126032000EndpointOAuth2', class: Migration20261126032000EndpointOAuth2 },
   { name: 'Migration20261126033000EndpointMutualTls', class: Migration20261126033000EndpointMutualTls },
+  { name: 'Migration20261126033000EndpointRateLimit', class: Migration20261126033000EndpointRateLimit },
 ];

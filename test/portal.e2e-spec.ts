@@ -269,7 +269,9 @@ describe('portal in a real browser', () => {
     await page.waitForSelector('#detail:not([hidden]) #attempts li[data-attempt="1"]');
     expect(await page.$eval('#detail-title', (e) => e.textContent)).toBe(`Webhook ${webhook.id}`);
     const first = await page.$eval('#attempts li[data-attempt="1"]', (e) => e.textContent ?? '');
-    expect(first).toMatch(/^Attempt 1 · .+ · HTTP 200 · \d+ ms$/);
+    // The receiver's answer ("ok") follows the attempt's line.
+    expect(first).toMatch(/^Attempt 1 · .+ · HTTP 200 · \d+ msok$/);
+    expect(await page.$eval('#attempts li[data-attempt="1"] .response-body', (e) => e.textContent)).toBe('ok');
     expect(JSON.parse(await page.$eval('#payload', (e) => e.textContent ?? ''))).toMatchObject({
       id: webhook.id,
       resourceType: 'Wallet',
@@ -287,7 +289,9 @@ describe('portal in a real browser', () => {
       { timeout: 30_000 },
       webhook.id,
     );
-    expect(await page.$eval('#attempts li[data-attempt="2"]', (e) => e.textContent ?? '')).toMatch(/^Attempt 2 · .+ · HTTP 200 · \d+ ms$/);
+    expect(await page.$eval('#attempts li[data-attempt="2"]', (e) => e.textContent ?? '')).toMatch(
+      /^Attempt 2 · .+ · HTTP 200 · \d+ msok$/,
+    );
     expect(await page.$eval('#detail-facts .pill', (e) => e.textContent)).toBe('succeeded');
     expect(receiver.received.filter((w) => w.body.id === webhook.id).length).toBe(receivedBefore + 1);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-redelivered-1280.png'), fullPage: true });
@@ -341,7 +345,9 @@ describe('portal in a real browser', () => {
       { timeout: 30_000 },
       webhook.id,
     );
-    expect(await page.$eval('#attempts li[data-attempt="5"]', (e) => e.textContent ?? '')).toMatch(/^Attempt 5 · .+ · HTTP 200 · \d+ ms$/);
+    expect(await page.$eval('#attempts li[data-attempt="5"]', (e) => e.textContent ?? '')).toMatch(
+      /^Attempt 5 · .+ · HTTP 200 · \d+ msok$/,
+    );
     expect(await page.$eval('#detail-facts .pill', (e) => e.textContent)).toBe('succeeded');
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-failed-then-redelivered-1280.png'), fullPage: true });
     receiver.behaviour = healthy;
@@ -605,6 +611,8 @@ describe('portal in a real browser', () => {
     await page.type('#create-description', 'Added in the portal');
     for (const type of ['payment', 'transaction', 'kyc', 'document', 'custodialAccount']) await page.click(`#create-type-${type}`);
     await page.type('#create-contracts', CONTRACT.toLowerCase());
+    await page.type('#create-rate', '25');
+    await page.type('#create-headers', 'X-Gateway-Token: gw 4f1c9a\nX-Tenant:acme');
     await page.click('#create-form button[type="submit"]');
     await showEndpoints(page, 3);
     await page.waitForSelector('#secret-box:not([hidden])');
@@ -614,9 +622,17 @@ describe('portal in a real browser', () => {
       description: 'Added in the portal',
       webhookTypes: ['nft'],
       filters: { contractAddresses: [CONTRACT] },
+      rateLimitPerSecond: 25,
+      headers: { 'X-Gateway-Token': 'gw 4f1c9a', 'X-Tenant': 'acme' },
       enabled: true,
       hasSharedSecret: true,
     });
+    // Its details say both.
+    const facts = await page.$$eval('#endpoint-facts dt, #endpoint-facts dd', (items) => items.map((i) => i.textContent ?? ''));
+    expect(facts[facts.indexOf('Rate limit') + 1]).toBe('at most 25 attempts per second');
+    expect(facts[facts.indexOf('Custom headers') + 1]).toMatch(
+      /^(X-Gateway-Token: gw 4f1c9a; X-Tenant: acme|X-Tenant: acme; X-Gateway-Token: gw 4f1c9a)$/,
+    );
     expect(await page.$eval('#new-secret', (input) => (input as HTMLTextAreaElement).value)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await page.$eval('#endpoint-detail', (e) => (e as HTMLElement).dataset.id)).toBe(third.id);
     await page.click('#secret-done');

@@ -98,7 +98,14 @@ describe('webhook delivery', () => {
       .expect(200);
     expect(detail.body.payload).toEqual(webhook.body);
     expect(detail.body.attempts).toEqual([
-      { attempt: 1, startedAtUtc: expect.stringMatching(/\+00:00$/), durationMs: expect.any(Number), responseStatus: 200, error: null },
+      {
+        attempt: 1,
+        startedAtUtc: expect.stringMatching(/\+00:00$/),
+        durationMs: expect.any(Number),
+        responseStatus: 200,
+        error: null,
+        responseBody: 'ok',
+      },
     ]);
   });
 

@@ -74,7 +74,9 @@ second \`webhook-signature\` entry. Accept either secret during the overlap.
 
 **Delivery.** At least once: the same \`id\` on every attempt and redelivery, so deduplicate on it;
 order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-3xx, 4xx, 5xx) is a failed attempt and is retried.`;
+3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+the delivery log (\`responseBody\` of each attempt). An endpoint's custom \`headers\` arrive on every
+webhook to it, and its \`rateLimitPerSecond\` bounds the attempts it gets in any one-second window.`;
 
 function bodySchema(
   variant: { resourceType: string; action: string; changes: 'null' | 'tokenMetadata' },
@@ -187,8 +189,9 @@ export function describeWebhooks(document: OpenAPIObject, delivery: { retrySched
   const retries =
     `\n\n**Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; ` +
     `this deployment: ${schedule} (${delivery.retryScheduleMs.length + 1} attempts; default ${DEFAULT_RETRY_SCHEDULE}, ` +
-    'set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered ' +
-    'from the delivery log.';
+    'set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most ' +
+    '24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the ' +
+    'webhook is `failed` and can be redelivered from the delivery log.';
 
   const webhooks: Record<string, unknown> = {};
   for (const type of WEBHOOK_TYPES) {

@@ -15,7 +15,10 @@ export interface ReceivedWebhook {
  * What the receiver does with the n-th request (1-based): answer a status after a delay, never
  * answer ('hang'), close the connection ('destroy'), or answer bytes that are not HTTP ('garbage').
  */
-export type Behaviour = (n: number, webhook: ReceivedWebhook) => { status: number; delayMs?: number } | 'hang' | 'destroy' | 'garbage';
+export type Behaviour = (
+  n: number,
+  webhook: ReceivedWebhook,
+) => { status: number; delayMs?: number; body?: string | Buffer; headers?: Record<string, string> } | 'hang' | 'destroy' | 'garbage';
 
 /** A real HTTP server on loopback standing in for an integrator's webhook endpoint. */
 export class TestReceiver {
@@ -61,7 +64,7 @@ export class TestReceiver {
           req.socket.end('\u0016\u0003\u0001 this is not HTTP at all\r\n\r\n');
           return;
         }
-        const answer = () => res.writeHead(action.status, { 'content-type': 'text/plain' }).end('ok');
+        const answer = () => res.writeHead(action.status, { 'content-type': 'text/plain', ...action.headers }).end(action.body ?? 'ok');
         if (action.delayMs) setTimeout(answer, action.delayMs);
         else answer();
       });

@@ -801,9 +801,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["paymentWebhook"];
         delete?: never;
@@ -847,9 +849,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["transactionWebhook"];
         delete?: never;
@@ -893,9 +897,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["nftWebhook"];
         delete?: never;
@@ -939,9 +945,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["kycWebhook"];
         delete?: never;
@@ -985,9 +993,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["documentWebhook"];
         delete?: never;
@@ -1031,9 +1041,11 @@ export interface webhooks {
          *
          *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
-         *     3xx, 4xx, 5xx) is a failed attempt and is retried.
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
          *
-         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["custodialAccountWebhook"];
         delete?: never;
@@ -1481,6 +1493,11 @@ export interface components {
              *     `the worker stopped before the attempt completed`.
              */
             error: string | null;
+            /**
+             * @description The first 1,024 bytes of the body the receiver answered, as UTF-8 text (invalid sequences
+             *     replaced with U+FFFD); an empty string for an empty body; null when no answer came.
+             */
+            responseBody: string | null;
             attempt: number;
             startedAtUtc: string;
             durationMs: number;
@@ -1707,6 +1724,21 @@ export interface components {
             webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
             /** @description Which webhooks of those types it receives; the default endpoint has no filter. */
             filters: components["schemas"]["WebhookEndpointFiltersDto"];
+            /**
+             * @description Custom headers sent on every webhook to this endpoint; `{}` for none.
+             * @example {
+             *       "X-Gateway-Token": "gw_4f1c9a",
+             *       "X-Tenant": "acme"
+             *     }
+             */
+            headers: {
+                [key: string]: string;
+            };
+            /**
+             * @description At most this many attempts reach the endpoint in any fixed one-second window; null: unlimited.
+             * @example null
+             */
+            rateLimitPerSecond: number | null;
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -1844,6 +1876,31 @@ export interface components {
              */
             tls?: components["schemas"]["WebhookEndpointTlsRequestDto"] | null;
             /**
+             * @description Custom headers sent on every webhook to this endpoint, such as a token your gateway checks:
+             *     at most 10, each name an HTTP token given once (case-insensitive), each value at most 1,024
+             *     visible ASCII characters and spaces (no CR or LF). The webhook's own headers cannot be set:
+             *     content-type, host, user-agent, the signature, id and timestamp headers (every
+             *     `x-service-webhook-*` and `webhook-*` name) and the headers that frame the request
+             *     (content-length, transfer-encoding, connection, keep-alive, upgrade, expect, te, trailer,
+             *     proxy-connection, traceparent, tracestate): a 400 names the header (`headers.<name>`). The
+             *     whole set is replaced; null or `{}` removes them. Shown by GET as set.
+             * @example {
+             *       "X-Gateway-Token": "gw_4f1c9a",
+             *       "X-Tenant": "acme"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description At most this many attempts reach this endpoint in any fixed one-second window, across every
+             *     worker (so at most twice that within any sliding second): an integer from 1 to 10,000. Null
+             *     (the default) is unlimited. Webhooks past the limit wait for a later second: waiting is not
+             *     an attempt, never ends a webhook failed and never delays another endpoint's webhooks.
+             * @example 50
+             */
+            rateLimitPerSecond?: number | null;
+            /**
              * @description Where webhooks are sent: an absolute http(s) URL of at most 2,048 characters without
              *     credentials, under the same policy as the webhook configuration's url.
              * @example https://example.com/webhooks
@@ -1888,6 +1945,21 @@ export interface components {
             webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
             /** @description Which webhooks of those types it receives; the default endpoint has no filter. */
             filters: components["schemas"]["WebhookEndpointFiltersDto"];
+            /**
+             * @description Custom headers sent on every webhook to this endpoint; `{}` for none.
+             * @example {
+             *       "X-Gateway-Token": "gw_4f1c9a",
+             *       "X-Tenant": "acme"
+             *     }
+             */
+            headers: {
+                [key: string]: string;
+            };
+            /**
+             * @description At most this many attempts reach the endpoint in any fixed one-second window; null: unlimited.
+             * @example null
+             */
+            rateLimitPerSecond: number | null;
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -1966,6 +2038,31 @@ export interface components {
              *     belong to it is a 400 naming the field. Replaced whole; null removes it.
              */
             tls?: components["schemas"]["WebhookEndpointTlsRequestDto"] | null;
+            /**
+             * @description Custom headers sent on every webhook to this endpoint, such as a token your gateway checks:
+             *     at most 10, each name an HTTP token given once (case-insensitive), each value at most 1,024
+             *     visible ASCII characters and spaces (no CR or LF). The webhook's own headers cannot be set:
+             *     content-type, host, user-agent, the signature, id and timestamp headers (every
+             *     `x-service-webhook-*` and `webhook-*` name) and the headers that frame the request
+             *     (content-length, transfer-encoding, connection, keep-alive, upgrade, expect, te, trailer,
+             *     proxy-connection, traceparent, tracestate): a 400 names the header (`headers.<name>`). The
+             *     whole set is replaced; null or `{}` removes them. Shown by GET as set.
+             * @example {
+             *       "X-Gateway-Token": "gw_4f1c9a",
+             *       "X-Tenant": "acme"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @description At most this many attempts reach this endpoint in any fixed one-second window, across every
+             *     worker (so at most twice that within any sliding second): an integer from 1 to 10,000. Null
+             *     (the default) is unlimited. Webhooks past the limit wait for a later second: waiting is not
+             *     an attempt, never ends a webhook failed and never delays another endpoint's webhooks.
+             * @example 50
+             */
+            rateLimitPerSecond?: number | null;
             /**
              * @description Where webhooks are sent (same policy as on POST).
              * @example https://example.com/webhooks

@@ -26,6 +26,10 @@ export interface DeliveryTarget {
   webhookTypes: WebhookType[];
   /** Lowercase contract addresses an `nft` or `transaction` webhook must be about; null for none. */
   contractAddresses: string[] | null;
+  /** Custom headers sent on every webhook to it (never one the service sets itself). */
+  headers: Record<string, string>;
+  /** At most this many attempts in any one-second window (across workers); null: unlimited. */
+  rateLimitPerSecond: number | null;
   secret: string | null;
   secretError: string | null;
   /** The secret a rotation replaced, signing beside the current one until `expiresAt`. */
@@ -51,6 +55,8 @@ interface EndpointRow {
   enabled: boolean;
   webhook_types: string[] | string | null;
   contract_addresses: string[] | string | null;
+  headers: Record<string, string> | string | null;
+  rate_limit_per_second: number | null;
   shared_secret_sealed: string | null;
   previous_shared_secret_sealed: string | null;
   previous_secret_expires_at: Date | string | null;
@@ -88,7 +94,7 @@ export class DeliveryTargetReader {
     if (unique.length === 0) return out;
     const rows = await queryRows<EndpointRow>(
       outsideTransaction(this.em),
-      `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses,
+      `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses, headers, rate_limit_per_second,
               shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at,
               signing_private_key_sealed, previous_signing_private_key_sealed, auth, auth_client_secret_sealed,
               tls, tls_client_key_sealed, updated_at
@@ -164,6 +170,8 @@ export class DeliveryTargetReader {
       enabled: row.enabled === true,
       webhookTypes: parseTextArray(row.webhook_types) as WebhookType[],
       contractAddresses: contracts,
+      headers: typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : (row.headers ?? {}),
+      rateLimitPerSecond: row.rate_limit_per_second,
       secret,
       secretError,
       previous: this.previousOf(row),
@@ -232,6 +240,8 @@ function defaultTarget(organizationId: string): DeliveryTarget {
     enabled: false,
     webhookTypes: [],
     contractAddresses: null,
+    headers: {},
+    rateLimitPerSecond: null,
     secret: null,
     secretError: null,
     previous: null,

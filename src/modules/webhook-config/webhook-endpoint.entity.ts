@@ -83,6 +83,13 @@ export class WebhookEndpoint {
   /** The client certificate's private key (PEM), sealed like the shared secret. */
   @Property({ type: 'text', nullable: true, hidden: true })
   tlsClientKeySealed: string | null = null;
+  /** Headers sent on every webhook to this endpoint, names as given (checked by parseCustomHeaders). */
+  @Property({ type: 'json' })
+  headers: Record<string, string> = {};
+
+  /** At most this many attempts reach the endpoint in any one-second window; null: unlimited. */
+  @Property({ type: 'int', nullable: true })
+  rateLimitPerSecond: number | null = null;
 
   /** Why the service switched the endpoint off ("failing"); null when enabled or switched off by a user. */
   @Property({ type: 'text', nullable: true })
@@ -101,6 +108,8 @@ export class WebhookEndpoint {
     enabled: boolean;
     webhookTypes: WebhookType[];
     contractAddresses: string[] | null;
+    headers?: Record<string, string>;
+    rateLimitPerSecond?: number | null;
     sharedSecretSealed: string;
   }) {
     Object.assign(this, init);

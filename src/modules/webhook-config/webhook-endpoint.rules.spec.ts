@@ -30,6 +30,8 @@ const state: WebhookEndpointState = {
   enabled: true,
   webhookTypes: ['transaction', 'nft'],
   contractAddresses: null,
+  headers: {},
+  rateLimitPerSecond: null,
   disabledReason: null,
 };
 
@@ -88,6 +90,8 @@ describe('webhook endpoint rules', () => {
         enabled: true,
         webhookTypes: ['payment', 'nft'],
         contractAddresses: null,
+        headers: {},
+        rateLimitPerSecond: null,
         disabledReason: null,
       });
       expect(newEndpointState({ url: 'https://a.example/', enabled: false, webhookTypes: [], contractAddresses: [LOWER] }).enabled).toBe(
@@ -97,6 +101,20 @@ describe('webhook endpoint rules', () => {
   });
 
   describe('a PATCH', () => {
+    it('replaces the custom headers as a whole, or keeps them when left out', () => {
+      const withHeaders = { ...state, headers: { 'x-a': '1', 'x-b': '2' } };
+      expect(applyEndpointPatch(withHeaders, { headers: { 'x-c': '3' } }).headers).toEqual({ 'x-c': '3' });
+      expect(applyEndpointPatch(withHeaders, { headers: {} }).headers).toEqual({});
+      expect(applyEndpointPatch(withHeaders, { description: 'x' }).headers).toEqual({ 'x-a': '1', 'x-b': '2' });
+    });
+
+    it('sets, keeps or clears the rate limit', () => {
+      const limited = applyEndpointPatch(state, { rateLimitPerSecond: 20 });
+      expect(limited.rateLimitPerSecond).toBe(20);
+      expect(applyEndpointPatch(limited, { description: 'x' }).rateLimitPerSecond).toBe(20);
+      expect(applyEndpointPatch(limited, { rateLimitPerSecond: null }).rateLimitPerSecond).toBeNull();
+    });
+
     it('clears the url with null (the default endpoint, while disabled)', () => {
       expect(applyEndpointPatch(state, { url: null }).url).toBeNull();
       expect(applyEndpointPatch(state, { url: undefined }).url).toBe(state.url);
@@ -159,6 +177,8 @@ describe('webhook endpoint rules', () => {
         enabled: true,
         webhookTypes: ['transaction', 'nft'],
         contractAddresses: [LOWER],
+        headers: {},
+        rateLimitPerSecond: null,
         hasSharedSecret: true,
         previousSecretExpiresAt: new Date('2026-11-24T00:00:00Z'),
         publicKey: 'whpk_cHVibGlj',
@@ -191,6 +211,8 @@ describe('webhook endpoint rules', () => {
         enabled: false,
         webhookTypes: [],
         contractAddresses: null,
+        headers: {},
+        rateLimitPerSecond: null,
         hasSharedSecret: false,
         previousSecretExpiresAt: null,
         publicKey: null,

@@ -20,6 +20,10 @@ export interface WebhookEndpointState {
   webhookTypes: WebhookType[];
   /** Lowercase, sorted, without repeats; null means every contract (no filter). */
   contractAddresses: string[] | null;
+  /** Custom headers sent on every webhook (see receiver-options.rules.ts); `{}` for none. */
+  headers: Record<string, string>;
+  /** Attempts per one-second window at most; null: unlimited. */
+  rateLimitPerSecond: number | null;
   disabledReason: string | null;
 }
 
@@ -31,6 +35,8 @@ export interface WebhookEndpointPatch {
   enabled?: boolean;
   webhookTypes?: WebhookType[];
   contractAddresses?: string[] | null;
+  headers?: Record<string, string>;
+  rateLimitPerSecond?: number | null;
 }
 
 /** Everything the API shows of an endpoint (the default one included); never a secret. */
@@ -44,6 +50,8 @@ export interface WebhookEndpointView {
   webhookTypes: WebhookType[];
   /** Lowercase (the API shows them in EIP-55 form); null when there is no filter. */
   contractAddresses: string[] | null;
+  headers: Record<string, string>;
+  rateLimitPerSecond: number | null;
   hasSharedSecret: boolean;
   previousSecretExpiresAt: Date | null;
   /** `whpk_<base64>` of the Ed25519 public key when the endpoint signs asymmetrically; null otherwise. */
@@ -116,6 +124,8 @@ export function newEndpointState(input: {
   enabled?: boolean;
   webhookTypes: readonly WebhookType[];
   contractAddresses: string[] | null;
+  headers?: Record<string, string>;
+  rateLimitPerSecond?: number | null;
 }): WebhookEndpointState {
   return {
     url: input.url,
@@ -123,6 +133,8 @@ export function newEndpointState(input: {
     enabled: input.enabled ?? true,
     webhookTypes: normalizeWebhookTypes(input.webhookTypes),
     contractAddresses: input.contractAddresses === null ? null : [...input.contractAddresses],
+    headers: { ...input.headers },
+    rateLimitPerSecond: input.rateLimitPerSecond ?? null,
     disabledReason: null,
   };
 }
@@ -135,6 +147,9 @@ export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEn
     enabled: patch.enabled ?? state.enabled,
     webhookTypes: patch.webhookTypes !== undefined ? normalizeWebhookTypes(patch.webhookTypes) : [...state.webhookTypes],
     contractAddresses: patch.contractAddresses !== undefined ? patch.contractAddresses : copy(state.contractAddresses),
+    // Replaced as a whole, like the filter: the request lists every header the endpoint is to have.
+    headers: { ...(patch.headers ?? state.headers) },
+    rateLimitPerSecond: patch.rateLimitPerSecond !== undefined ? patch.rateLimitPerSecond : state.rateLimitPerSecond,
     disabledReason: disabledReasonAfter(state.disabledReason, patch.enabled),
   };
 }
@@ -168,6 +183,8 @@ export interface StoredEndpoint {
   enabled: boolean;
   webhookTypes: WebhookType[];
   contractAddresses: string[] | null;
+  headers: Record<string, string>;
+  rateLimitPerSecond: number | null;
   sharedSecretSealed: string | null;
   previousSharedSecretSealed: string | null;
   previousSecretExpiresAt: Date | null;
@@ -191,6 +208,8 @@ export function endpointState(row: StoredEndpoint): WebhookEndpointState {
     enabled: row.enabled,
     webhookTypes: [...row.webhookTypes],
     contractAddresses: copy(row.contractAddresses),
+    headers: { ...row.headers },
+    rateLimitPerSecond: row.rateLimitPerSecond,
     disabledReason: row.disabledReason,
   };
 }
@@ -222,6 +241,8 @@ export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointVie
     enabled: row.enabled,
     webhookTypes: [...row.webhookTypes],
     contractAddresses: copy(row.contractAddresses),
+    headers: { ...row.headers },
+    rateLimitPerSecond: row.rateLimitPerSecond,
     hasSharedSecret: row.sharedSecretSealed !== null,
     previousSecretExpiresAt,
     publicKey: publicKeyLabel(row.signingPublicKey),
@@ -248,6 +269,8 @@ export function unconfiguredDefault(organizationId: string, organizationCreatedA
     enabled: false,
     webhookTypes: [],
     contractAddresses: null,
+    headers: {},
+    rateLimitPerSecond: null,
     sharedSecretSealed: null,
     previousSharedSecretSealed: null,
     previousSecretExpiresAt: null,
@@ -318,6 +341,13 @@ export function auditedEndpoint(
     enabled: state.enabled,
     webhookTypes: state.webhookTypes,
     contractAddresses: state.contractAddresses === null ? null : state.contractAddresses.map(toChecksumAddress),
+    // In name order: the same headers compare the same however they were listed (or stored).
+    // None reads as null, so endpoints without headers are audited as before there were any.
+    headers:
+      Object.keys(state.headers).length === 0
+        ? null
+        : Object.fromEntries(Object.entries(state.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    rateLimitPerSecond: state.rateLimitPerSecond,
     disabledReason: state.disabledReason,
     ...auditedSlots(slots),
     // Public keys only: the private halves never reach the audit log, not even redacted.

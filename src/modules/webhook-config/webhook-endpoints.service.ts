@@ -14,6 +14,7 @@ import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { Organization } from '../organizations/organization.entity';
 import { EndpointAuthSettings, OAUTH2_CLIENT_CREDENTIALS } from './endpoint-auth.rules';
 import { EndpointTlsSettings, parseTlsInput } from './endpoint-tls.rules';
+import { parseCustomHeaders } from './receiver-options.rules';
 import { sealSecret } from './secret-box';
 import {
   dropPreviousSigningKeys,
@@ -70,6 +71,10 @@ export interface WebhookEndpointInput {
   auth?: { type: string; tokenUrl: string; clientId: string; clientSecret: string; scope?: string | null } | null;
   /** Mutual TLS towards the receiver (PEM); null removes it. */
   tls?: { clientCertificate: string; clientKey: string; caCertificate?: string | null } | null;
+  /** Replaces every custom header; null or `{}` removes them (checked by parseCustomHeaders). */
+  headers?: unknown;
+  /** Null: unlimited (the request DTO has checked the bounds). */
+  rateLimitPerSecond?: number | null;
 }
 
 /** Every field of the audit view that holds a secret. */
@@ -152,6 +157,7 @@ export class WebhookEndpointsService {
    */
   async create(organizationId: string, input: WebhookEndpointInput, actor: AuditActor, meta: RequestMeta): Promise<CreatedEndpoint> {
     const contractAddresses = parseContractAddressFilter(input.filters?.contractAddresses);
+    const headers = input.headers === undefined ? {} : parseCustomHeaders(input.headers);
     await this.assertAcceptableUrl(input.url as string);
     const generated = input.sharedSecret === undefined ? generateSharedSecret() : undefined;
     const sealed = this.seal(organizationId, input.sharedSecret ?? (generated as string));
@@ -175,6 +181,8 @@ export class WebhookEndpointsService {
         enabled: input.enabled,
         webhookTypes: input.webhookTypes ?? [],
         contractAddresses,
+        headers,
+        rateLimitPerSecond: input.rateLimitPerSecond,
       });
       const row = new WebhookEndpoint({ organizationId, ...state, url: input.url as string, sharedSecretSealed: sealed });
       assignTransport(row, {
@@ -211,6 +219,7 @@ export class WebhookEndpointsService {
   ): Promise<WebhookEndpointView> {
     if (isDefaultEndpoint(endpointId, organizationId)) assertDefaultEndpointFields(input);
     const contractAddresses = input.filters === undefined ? undefined : parseContractAddressFilter(input.filters?.contractAddresses);
+    const headers = input.headers === undefined ? undefined : parseCustomHeaders(input.headers);
     if (isEmptyPatch(input)) return this.get(organizationId, endpointId);
     if (typeof input.url === 'string') await this.assertAcceptableUrl(input.url);
     const sealedSecret = typeof input.sharedSecret === 'string' ? this.seal(organizationId, input.sharedSecret) : input.sharedSecret;
@@ -227,6 +236,8 @@ export class WebhookEndpointsService {
         enabled: input.enabled,
         webhookTypes: input.webhookTypes,
         contractAddresses,
+        headers,
+        rateLimitPerSecond: input.rateLimitPerSecond,
       });
       // A secret set by PATCH replaces the old one at once: any rotation's previous secret goes too.
       const slotsBefore = endpointSlots(row);

@@ -21,4 +21,8 @@ export class WebhookAttempt {
 
   @Property({ type: 'text', nullable: true })
   error: string | null;
+
+  /** The first 1,024 bytes the receiver answered, as text; null when no answer came. */
+  @Property({ type: 'text', nullable: true })
+  responseBody: string | null = null;
 }

@@ -70,6 +70,8 @@ export interface AttemptResult {
   startedAt: Date;
   durationMs: number;
   responseStatus: number | null;
+  /** The start of the receiver's answer; null when none came. */
+  responseBody: string | null;
   error: string | null;
   status: DeliveryStatus;
   nextAttemptAt: Date | null;
@@ -87,7 +89,7 @@ export const INTERRUPTED = 'the worker stopped before the attempt completed';
 export const IN_FLIGHT = 'in flight: no answer recorded yet';
 
 /** An attempt as the delivery log shows it: recorded, or inferred from the webhook row while in flight. */
-export type LoggedAttempt = Pick<WebhookAttempt, 'attempt' | 'startedAt' | 'durationMs' | 'responseStatus' | 'error'>;
+export type LoggedAttempt = Pick<WebhookAttempt, 'attempt' | 'startedAt' | 'durationMs' | 'responseStatus' | 'responseBody' | 'error'>;
 
 export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery> {
   private get knex(): Knex {
@@ -139,6 +141,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         startedAt: delivery.lastAttemptAt,
         durationMs: 0,
         responseStatus: null,
+        responseBody: null,
         error: leaseRuns ? IN_FLIGHT : INTERRUPTED,
       });
     }
@@ -277,13 +280,14 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     const recorded = await queryRows<{ id: string }>(
       this.knex,
       `with u as (
-         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::timestamptz[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[])
-           as u(id, attempt, cycle_start_attempt, started_at, duration_ms, response_status, error, status, next_attempt_at, succeeded_at)
+         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::timestamptz[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[], ?::text[])
+           as u(id, attempt, cycle_start_attempt, started_at, duration_ms, response_status, error, status, next_attempt_at, succeeded_at, response_body)
        ), a as (
-         insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status, error)
-         select id, attempt, started_at, duration_ms, response_status, error from u
+         insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status, error, response_body)
+         select id, attempt, started_at, duration_ms, response_status, error, response_body from u
          on conflict (delivery_id, attempt) do update
-           set duration_ms = excluded.duration_ms, response_status = excluded.response_status, error = excluded.error
+           set duration_ms = excluded.duration_ms, response_status = excluded.response_status, error = excluded.error,
+               response_body = excluded.response_body
        ), d as (
          update webhook_delivery w set status = u.status, next_attempt_at = u.next_attempt_at,
                 last_response_status = u.response_status, succeeded_at = coalesce(u.succeeded_at, w.succeeded_at)
@@ -303,6 +307,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         rows.map((r) => r.status),
         rows.map((r) => r.nextAttemptAt),
         rows.map((r) => r.succeededAt),
+        rows.map((r) => r.responseBody),
       ] as never[],
     );
     return new Set(recorded.map((r) => r.id));

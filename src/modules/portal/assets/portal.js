@@ -18,12 +18,12 @@
 
   // The answers this page reads (the OpenAPI document, /docs-json), with the fields it uses.
   /** @typedef {{detail?: string, title?: string, code?: unknown, errors?: unknown}} Problem */
-  /** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, publicKey?: string|null, previousPublicKey?: string|null, auth?: {type: string, tokenUrl: string, clientId: string, scope: string|null, hasClientSecret: boolean}|null, tls?: {hasClientKey: boolean, subject: string, notAfterUtc: string}|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
+  /** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, headers?: Record<string, string>, rateLimitPerSecond?: number|null, publicKey?: string|null, previousPublicKey?: string|null, auth?: {type: string, tokenUrl: string, clientId: string, scope: string|null, hasClientSecret: boolean}|null, tls?: {hasClientKey: boolean, subject: string, notAfterUtc: string}|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
   /** @typedef {{endpoints: WebhookEndpoint[], nextPageKey: string|null}} EndpointPage */
   /** @typedef {{apiKeys?: {keyPrefix?: unknown, roles?: unknown}[], nextPageKey: string|null}} ApiKeyPage */
   /** @typedef {{id: string, endpointId: string, eventId: string, webhookType: string, resourceType: string, resourceId: string, action: string, status: string, attemptCount: number, createdAtUtc: string, lastAttemptAtUtc: string|null, nextAttemptAtUtc: string|null, lastResponseStatus: number|null}} WebhookSummary */
   /** @typedef {{webhooks: WebhookSummary[], nextPageKey: string|null}} WebhookPage */
-  /** @typedef {{attempt: number, startedAtUtc: string, durationMs: number, responseStatus: number|null, error: string|null}} Attempt */
+  /** @typedef {{attempt: number, startedAtUtc: string, durationMs: number, responseStatus: number|null, error: string|null, responseBody?: string|null}} Attempt */
   /** @typedef {WebhookSummary & {payload: unknown, attempts: Attempt[]}} WebhookDetail */
   /** @typedef {{startUtc: string, succeeded: number, failed: number, retried: number, p50Ms: number|null, p99Ms: number|null}} StatsBucket */
   /** The part of a uPlot chart this page uses (the library is loaded as a global by its own script tag). */
@@ -360,6 +360,33 @@
   }
 
   /** @param {WebhookEndpoint} endpoint */
+  function rateText(endpoint) {
+    return endpoint.rateLimitPerSecond ? `at most ${endpoint.rateLimitPerSecond} attempts per second` : 'unlimited';
+  }
+
+  /** @param {WebhookEndpoint} endpoint */
+  function headersText(endpoint) {
+    const entries = Object.entries(endpoint.headers ?? {});
+    return entries.length ? entries.map(([name, value]) => `${name}: ${value}`).join('; ') : 'none';
+  }
+
+  /**
+   * The custom headers typed in the form, one `Name: value` per line; the service checks them and
+   * names any it refuses. @param {string} text @returns {Record<string, string>}
+   */
+  function parseHeaderLines(text) {
+    /** @type {Record<string, string>} */
+    const headers = {};
+    for (const line of text.split(/\r?\n/)) {
+      if (!line.trim()) continue;
+      const colon = line.indexOf(':');
+      if (colon < 0) headers[line.trim()] = '';
+      else headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+    }
+    return headers;
+  }
+
+  /** @param {WebhookEndpoint} endpoint */
   function filtersText(endpoint) {
     const contracts = endpoint.filters.contractAddresses;
     if (!contracts) return 'none';
@@ -459,6 +486,8 @@
       ['Status', el('span', { text: status.text, className: status.className })],
       ['Types', endpoint.webhookTypes.join(', ') || 'none'],
       ['Contracts', endpoint.filters.contractAddresses ? endpoint.filters.contractAddresses.join(', ') : 'every contract'],
+      ['Rate limit', rateText(endpoint)],
+      ['Custom headers', headersText(endpoint)],
       ['Shared secret', secretText(endpoint)],
       ['Signatures', signingText(endpoint)],
       ['Receiver auth', authText(endpoint)],
@@ -568,6 +597,11 @@
     const description = formText(data, 'description').trim();
     if (description) body.description = description;
     if (contracts.length) body.filters = { contractAddresses: contracts };
+    const rate = formText(data, 'rateLimitPerSecond').trim();
+    // Sent as typed when it is not a whole number, so the service's answer says what is wrong.
+    if (rate) body.rateLimitPerSecond = /^\d+$/.test(rate) ? Number(rate) : rate;
+    const headers = parseHeaderLines(formText(data, 'headers'));
+    if (Object.keys(headers).length) body.headers = headers;
     try {
       const created = /** @type {WebhookEndpoint & {sharedSecret?: string}} */ (await api('POST', ENDPOINTS, { body }));
       form.reset();
@@ -713,6 +747,8 @@
         ` · ${parts.slice(1).join(' · ')}`,
       ]);
       if (attempt.error) item.append(el('div', { text: `Error: ${attempt.error}`, className: 'mono' }));
+      // What the receiver answered often says why it refused; shown as text, never as markup.
+      if (attempt.responseBody) item.append(el('pre', { text: attempt.responseBody, className: 'mono response-body' }));
       return item;
     });
     if (webhook.status === 'pending' && webhook.nextAttemptAtUtc) {

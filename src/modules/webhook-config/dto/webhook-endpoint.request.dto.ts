@@ -1,5 +1,5 @@
 import { MAX_WEBHOOK_URL_LENGTH } from '../../../common/net/url-policy';
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -8,10 +8,13 @@ import {
   IsBoolean,
   IsDefined,
   IsIn,
+  IsInt,
   IsObject,
   IsString,
   Length,
+  Max,
   MaxLength,
+  Min,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
@@ -20,6 +23,12 @@ import { AUTH_TYPES } from '../endpoint-auth.rules';
 import { MAX_PEM_LENGTH } from '../endpoint-tls.rules';
 import { EnabledField, SharedSecretField, UrlField, WebhookTypesField } from './endpoint-fields';
 import { MAX_ENDPOINT_DESCRIPTION_LENGTH, MAX_FILTER_CONTRACT_ADDRESSES } from '../webhook-endpoint.rules';
+import {
+  MAX_CUSTOM_HEADER_VALUE_LENGTH,
+  MAX_CUSTOM_HEADERS,
+  MAX_RATE_LIMIT_PER_SECOND,
+  MIN_RATE_LIMIT_PER_SECOND,
+} from '../receiver-options.rules';
 
 // Left out keeps (or defaults) a field; null is "none" for the fields that have one.
 const presentAndNotNull = (field: string) => (dto: object) => (dto as Record<string, unknown>)[field] != null;
@@ -189,6 +198,47 @@ class WebhookEndpointFields {
   @ValidateNested()
   @Type(() => WebhookEndpointTlsRequestDto)
   tls?: WebhookEndpointTlsRequestDto | null;
+
+  /**
+   * Custom headers sent on every webhook to this endpoint, such as a token your gateway checks:
+   * at most 10, each name an HTTP token given once (case-insensitive), each value at most 1,024
+   * visible ASCII characters and spaces (no CR or LF). The webhook's own headers cannot be set:
+   * content-type, host, user-agent, the signature, id and timestamp headers (every
+   * `x-service-webhook-*` and `webhook-*` name) and the headers that frame the request
+   * (content-length, transfer-encoding, connection, keep-alive, upgrade, expect, te, trailer,
+   * proxy-connection, traceparent, tracestate): a 400 names the header (`headers.<name>`). The
+   * whole set is replaced; null or `{}` removes them. Shown by GET as set.
+   */
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: MAX_CUSTOM_HEADER_VALUE_LENGTH },
+    maxProperties: MAX_CUSTOM_HEADERS,
+    nullable: true,
+    example: { 'X-Gateway-Token': 'gw_4f1c9a', 'X-Tenant': 'acme' },
+  })
+  // Names and values are checked by parseCustomHeaders, which names the header in its 400.
+  @ValidateIf(presentAndNotNull('headers'))
+  @IsObject()
+  headers?: Record<string, string> | null;
+
+  /**
+   * At most this many attempts reach this endpoint in any fixed one-second window, across every
+   * worker (so at most twice that within any sliding second): an integer from 1 to 10,000. Null
+   * (the default) is unlimited. Webhooks past the limit wait for a later second: waiting is not
+   * an attempt, never ends a webhook failed and never delays another endpoint's webhooks.
+   */
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: MIN_RATE_LIMIT_PER_SECOND,
+    maximum: MAX_RATE_LIMIT_PER_SECOND,
+    nullable: true,
+    example: 50,
+  })
+  @ValidateIf(presentAndNotNull('rateLimitPerSecond'))
+  @IsInt()
+  @Min(MIN_RATE_LIMIT_PER_SECOND)
+  @Max(MAX_RATE_LIMIT_PER_SECOND)
+  rateLimitPerSecond?: number | null;
 }
 
 export class CreateWebhookEndpointDto extends WebhookEndpointFields {

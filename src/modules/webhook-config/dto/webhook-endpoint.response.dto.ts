@@ -74,6 +74,18 @@ export class WebhookEndpointDto {
   @ApiProperty({ type: WebhookEndpointFiltersDto })
   filters: WebhookEndpointFiltersDto;
 
+  /** Custom headers sent on every webhook to this endpoint; `{}` for none. */
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    example: { 'X-Gateway-Token': 'gw_4f1c9a', 'X-Tenant': 'acme' },
+  })
+  headers: Record<string, string>;
+
+  /** At most this many attempts reach the endpoint in any fixed one-second window; null: unlimited. */
+  @ApiProperty({ type: 'integer', nullable: true, minimum: 1, maximum: 10_000, example: null })
+  rateLimitPerSecond: number | null;
+
   /** Whether a shared secret is set. The secret itself is never returned. */
   @ApiProperty({ type: Boolean })
   hasSharedSecret: boolean;
@@ -136,6 +148,8 @@ export class WebhookEndpointDto {
       enabled: view.enabled,
       webhookTypes: [...view.webhookTypes],
       filters: { contractAddresses: view.contractAddresses === null ? null : view.contractAddresses.map(toChecksumAddress) },
+      headers: { ...view.headers },
+      rateLimitPerSecond: view.rateLimitPerSecond,
       hasSharedSecret: view.hasSharedSecret,
       previousSecretExpiresAtUtc: formatUtc(view.previousSecretExpiresAt),
       publicKey: view.publicKey,

@@ -155,6 +155,12 @@ export class WebhookAttemptDto {
    */
   @ApiProperty({ type: String, nullable: true })
   error: string | null;
+  /**
+   * The first 1,024 bytes of the body the receiver answered, as UTF-8 text (invalid sequences
+   * replaced with U+FFFD); an empty string for an empty body; null when no answer came.
+   */
+  @ApiProperty({ type: String, nullable: true, maxLength: 1024 })
+  responseBody: string | null;
 
   static from(attempt: LoggedAttempt): WebhookAttemptDto {
     return {
@@ -163,6 +169,7 @@ export class WebhookAttemptDto {
       durationMs: attempt.durationMs,
       responseStatus: attempt.responseStatus,
       error: attempt.error,
+      responseBody: attempt.responseBody,
     };
   }
 }

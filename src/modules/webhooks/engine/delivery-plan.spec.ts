@@ -18,6 +18,8 @@ function target(overrides: Partial<DeliveryTarget> = {}): DeliveryTarget {
     enabled: true,
     webhookTypes: ['custodialAccount'],
     contractAddresses: null,
+    headers: {},
+    rateLimitPerSecond: null,
     secret: 'secret',
     secretError: null,
     previous: null,

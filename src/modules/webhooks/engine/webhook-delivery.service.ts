@@ -6,6 +6,7 @@ import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
 import { Admit, DeliveryPlan, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { EndpointHealthTally } from './endpoint-health';
+import { EndpointRateLimiter, rateLimitedDelayMs } from './endpoint-rate-limiter';
 import { AdmittedAttempts, admitAttempt, organizationShare } from './fair-share';
 import { MicroBatch } from './micro-batch';
 import { ReceiverLimiter } from './receiver-limiter';
@@ -15,7 +16,14 @@ import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
 import { OAuth2Client, OAuth2TokenCache, TokenRequestError } from './oauth2-tokens';
 import { ClientTls, SendResult, WebhookSender } from './webhook-sender';
 import { webhookSignatureHeaders } from './webhook-signature';
-import { attemptLeaseMs, attemptMayStart, decideAfterAttempt, furthestLegitimateAttemptMs, temporaryBlock } from './webhook.rules';
+import {
+  attemptLeaseMs,
+  attemptMayStart,
+  decideAfterAttempt,
+  furthestLegitimateAttemptMs,
+  retryAfterMs,
+  temporaryBlock,
+} from './webhook.rules';
 import { knexTransaction } from '../../../database/raw-sql';
 import { inSpan, SpanHandle, tracingEnabled } from '../../../common/tracing/tracing';
 
@@ -68,6 +76,13 @@ export class WebhookDeliveryService implements OnModuleDestroy {
   private readonly sender: WebhookSender;
   /** OAuth2 tokens of the endpoints that want one, in memory only. */
   private readonly tokens: OAuth2TokenCache;
+  /** Endpoints' `rateLimitPerSecond`, counted in Redis across every worker. */
+  private readonly rates: EndpointRateLimiter;
+  /**
+   * Endpoints whose rate limit this worker found used up, until when (its clock): their webhooks
+   * are not claimed again before then, so waiting costs no write. Redis stays the authority.
+   */
+  private readonly rateFullUntil = new Map<string, number>();
   /** How long a claimed attempt keeps others away; past it, a crashed attempt is retried. */
   private readonly leaseMs: number;
   private readonly furthestAttemptMs: number;
@@ -104,6 +119,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       proxyUrl: config.webhook.proxyUrl,
     });
     this.tokens = new OAuth2TokenCache((client) => this.sender.requestToken(client));
+    this.rates = new EndpointRateLimiter(config);
     this.leaseMs = attemptLeaseMs(config.webhook.timeoutMs);
     this.furthestAttemptMs = furthestLegitimateAttemptMs(config.webhook.retryScheduleMs, this.leaseMs);
     this.work = new MicroBatch((items) => this.handleBatch(items), JOB_BATCH);
@@ -283,6 +299,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
    */
   private admission(): Admit {
     return ({ organizationId, endpointId }) => {
+      if (this.rateLimitedFor(endpointId) > 0) return 'none';
       const endpointAlready = this.admitted.endpoints.get(endpointId) ?? 0;
       const organizationAlready = this.admitted.organizations.get(organizationId) ?? 0;
       const organizationInFlight = this.organizations.count(organizationId);
@@ -312,13 +329,31 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
       throw new RetryLaterError(0, 'the claim ran out before the attempt could start');
     }
+    // The endpoint's rate limit last, right before the request, so the attempt reaches the
+    // endpoint in the window it was counted in.
+    let admittedAt: Date | undefined;
+    const rateLimit = claim.permanent ? null : (claim.target?.rateLimitPerSecond ?? null);
+    if (claim.receiver !== null && rateLimit !== null) {
+      const place = await this.rates.take(claim.endpointId, rateLimit);
+      if (!place.given) {
+        // The endpoint had its attempts for this second: give the slots and the claim back (no
+        // attempt is counted) and look again next second. Until then this worker claims none of
+        // its webhooks, so the wait costs no write and no slot.
+        this.rateFullUntil.set(claim.endpointId, Date.now() + place.waitMs);
+        this.limiter.release(claim.receiver);
+        this.organizations.release(claim.organizationId);
+        await this.deliveries.unclaim(claim.id, claim.attempt, claim.previous.lastAttemptAt, claim.previous.nextAttemptAt);
+        throw this.busy(claim.organizationId, claim.endpointId);
+      }
+      admittedAt = new Date(place.atMs);
+    }
     const attempt = async (span: SpanHandle | null): Promise<SendResult> => {
       let sent: SendResult;
       if (claim.permanent) {
-        sent = { outcome: 'blocked', status: null, error: claim.permanent, durationMs: 0 };
+        sent = { outcome: 'blocked', status: null, error: claim.permanent, durationMs: 0, responseBody: null };
       } else {
         try {
-          sent = await this.send(claim, span);
+          sent = await this.send(claim, span, admittedAt);
         } finally {
           if (claim.receiver) {
             this.limiter.release(claim.receiver, sent! && sent.outcome !== 'blocked' ? sent.durationMs : undefined);
@@ -341,11 +376,17 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       : await attempt(null);
     countAttempt(result.outcome);
 
+    const now = new Date();
     const after = decideAfterAttempt(
-      { outcome: result.outcome, permanent: claim.permanent !== null, attempt: claim.attempt, cycleStartAttempt: claim.cycleStartAttempt },
+      {
+        outcome: result.outcome,
+        permanent: claim.permanent !== null,
+        attempt: claim.attempt,
+        cycleStartAttempt: claim.cycleStartAttempt,
+        retryAfterMs: retryAfterMs(result.status, result.retryAfter, now.getTime()),
+      },
       this.config.webhook.retryScheduleMs,
     );
-    const now = new Date();
     const applied = await this.results.add({
       id: claim.id,
       organizationId: claim.organizationId,
@@ -355,6 +396,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       startedAt: claimedAt,
       durationMs: result.durationMs,
       responseStatus: result.status,
+      responseBody: result.responseBody,
       error: result.error,
       status: after.status,
       nextAttemptAt: after.status === 'pending' ? new Date(now.getTime() + after.delayMs) : null,
@@ -376,11 +418,15 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     throw new RetryLaterError(after.delayMs, result.error ?? 'delivery failed');
   }
 
-  private async send(claim: PlannedAttempt, span: SpanHandle | null): Promise<SendResult> {
+  /**
+   * `signedAt`: the attempt's time when its endpoint's rate limit gave it its place (Redis's
+   * clock, the window's), so its webhook-timestamp names the second it was counted in.
+   */
+  private async send(claim: PlannedAttempt, span: SpanHandle | null, signedAt = new Date()): Promise<SendResult> {
     const target = claim.target as DeliveryTarget;
     const blocked = temporaryBlock(target, claim.resourceType);
-    if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0 };
-    const headers = this.headersOf(claim, target, span);
+    if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0, responseBody: null };
+    const headers = this.headersOf(claim, target, span, signedAt);
     if (target.auth === null) return this.sender.send(target.url as string, claim.payload, headers, clientTlsOf(target));
     return this.sendWithToken(target, claim.payload, headers);
   }
@@ -398,6 +444,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       status: null,
       error: `no OAuth2 token: ${error instanceof TokenRequestError ? error.message : 'the token request failed'}`,
       durationMs: Math.round(performance.now() - started),
+      responseBody: null,
     });
     let token: string;
     try {
@@ -418,8 +465,11 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     return { ...second, durationMs: Math.round(performance.now() - started) };
   }
 
-  private headersOf(claim: PlannedAttempt, target: DeliveryTarget, span: SpanHandle | null): Record<string, string> {
+  private headersOf(claim: PlannedAttempt, target: DeliveryTarget, span: SpanHandle | null, signedAt: Date): Record<string, string> {
     return {
+      // The endpoint's own headers first: none can name one of the service's (parseCustomHeaders
+      // refuses them), and the service's below would win over any that did.
+      ...target.headers,
       'content-type': 'application/json; charset=utf-8',
       'user-agent': USER_AGENT,
       // Signed at send time: every attempt carries its own timestamp and the secrets of this moment.
@@ -427,7 +477,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
         claim.id,
         claim.payload,
         { secret: target.secret as string, previous: target.previous, signingKeys: target.signingKeys },
-        new Date(),
+        signedAt,
       ),
       'x-service-webhook-id': claim.id,
       'x-service-webhook-event-id': claim.eventId,
@@ -451,8 +501,20 @@ export class WebhookDeliveryService implements OnModuleDestroy {
 
   /** busy() for a webhook of this endpoint, spread over the time it or its organization is expected to take to free a slot (at most the timeout). */
   private busy(organizationId: string, endpointId: string): RetryLaterError {
+    const rateLimitedMs = this.rateLimitedFor(endpointId);
+    if (rateLimitedMs > 0)
+      return new RetryLaterError(rateLimitedDelayMs(rateLimitedMs), 'the endpoint’s rate limit is used up for this second');
     const expectedMs = Math.max(this.limiter.expectedMs(endpointId), this.organizations.expectedMs(organizationId));
     return busy(Math.min(expectedMs, this.config.webhook.timeoutMs));
+  }
+
+  /** How long until the endpoint's rate limit lets attempts through again, as this worker last learned; 0 when it may. */
+  private rateLimitedFor(endpointId: string): number {
+    const until = this.rateFullUntil.get(endpointId);
+    if (until === undefined) return 0;
+    const leftMs = until - Date.now();
+    if (leftMs <= 0) this.rateFullUntil.delete(endpointId);
+    return Math.max(0, leftMs);
   }
 
   /** Writes the endpoints' health gathered since the last write; a failed write only delays auto-disable. */
@@ -471,6 +533,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     clearInterval(this.healthTimer);
     await this.flushHealth();
     await this.sender.close();
+    this.rates.close();
   }
 }
 

@@ -22,6 +22,10 @@ export interface SendResult {
   status: number | null;
   error: string | null;
   durationMs: number;
+  /** The start of what the receiver answered (see responseBodyText); null when no answer came. */
+  responseBody: string | null;
+  /** The receiver's Retry-After header as sent, when it answered one. */
+  retryAfter?: string | null;
 }
 
 /** What an endpoint with mutual TLS presents and trusts (PEM). */
@@ -31,6 +35,10 @@ export interface ClientTls {
   clientKey: string;
   caCertificate: string | null;
 }
+/** How much of a receiver's answer the delivery log keeps. */
+export const RESPONSE_BODY_BYTES = 1024;
+/** How much of an answer is read at most so its connection can go back to the pool; past it the connection is dropped. */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 export interface SenderOptions {
   timeoutMs: number;
@@ -107,7 +115,7 @@ export class WebhookSender {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const policyError = checkWebhookUrl(url, this.options);
-    if (policyError) return { outcome: 'blocked', status: null, error: policyError, durationMs: 0 };
+    if (policyError) return { outcome: 'blocked', status: null, error: policyError, durationMs: 0, responseBody: null };
     // Literal IPs never reach the guarded lookup; checkWebhookUrl has judged them above.
     const target = new URL(url);
     try {
@@ -121,13 +129,21 @@ export class WebhookSender {
         signal: deadlineSignal(this.options.timeoutMs),
       });
       const durationMs = elapsed();
-      // Drain (bounded) so the connection returns to the pool; the content is not part of the delivery's outcome.
-      await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      const start = await readStart(res.body, RESPONSE_BODY_BYTES, DRAIN_LIMIT_BYTES);
+      const responseBody = responseBodyText(start.bytes, start.cut);
+      const retryAfter = headerValue(res.headers['retry-after']);
       return isSuccessStatus(res.statusCode)
-        ? { outcome: 'success', status: res.statusCode, error: null, durationMs }
-        : { outcome: 'http_error', status: res.statusCode, error: `receiver answered ${res.statusCode}`, durationMs };
+        ? { outcome: 'success', status: res.statusCode, error: null, durationMs, responseBody, retryAfter }
+        : {
+            outcome: 'http_error',
+            status: res.statusCode,
+            error: `receiver answered ${res.statusCode}`,
+            durationMs,
+            responseBody,
+            retryAfter,
+          };
     } catch (error) {
-      return { ...describeFailure(error, this.options.timeoutMs, tls !== null), status: null, durationMs: elapsed() };
+      return { ...describeFailure(error, this.options.timeoutMs, tls !== null), status: null, durationMs: elapsed(), responseBody: null };
     }
   }
 
@@ -169,6 +185,47 @@ export class WebhookSender {
     await Promise.all([this.agent.close(), ...[...this.tlsAgents.values()].map(({ agent }) => agent.close())]);
     this.tlsAgents.clear();
   }
+}
+
+/**
+ * The first `keep` bytes of an answer's body. The rest is read and thrown away up to `drainLimit`
+ * so the connection returns to the pool; a longer answer is cut off (its connection is dropped).
+ * An answer that breaks off or runs past the deadline keeps what arrived: the status decided the
+ * attempt, the body is only shown in the log.
+ */
+async function readStart(body: AsyncIterable<Buffer>, keep: number, drainLimit: number): Promise<{ bytes: Buffer; cut: boolean }> {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let readBytes = 0;
+  try {
+    for await (const chunk of body) {
+      if (keptBytes < keep) {
+        const part = chunk.subarray(0, keep - keptBytes);
+        kept.push(part);
+        keptBytes += part.length;
+      }
+      readBytes += chunk.length;
+      if (readBytes > drainLimit) break; // leaving the loop destroys the stream and its connection
+    }
+  } catch {
+    // Keep what arrived.
+  }
+  return { bytes: Buffer.concat(kept, keptBytes), cut: readBytes > keptBytes };
+}
+
+/**
+ * An answer's first bytes as text for the delivery log: UTF-8 with invalid sequences replaced
+ * (U+FFFD), and NUL replaced too, since PostgreSQL text cannot hold it. When the bytes were `cut`
+ * from a longer answer, a character split by the cut is left out rather than shown as invalid.
+ */
+export function responseBodyText(bytes: Uint8Array, cut = false): string {
+  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }).decode(bytes, { stream: cut });
+  return text.replace(/\0/g, '\uFFFD');
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? (value[0] ?? null) : value;
 }
 
 /** OpenSSL and Node codes of a failed TLS handshake or certificate check. */

@@ -11,7 +11,9 @@ import {
   temporaryBlock,
   furthestLegitimateAttemptMs,
   isSuccessStatus,
+  retryAfterMs,
   retryDelayMs,
+  RETRY_AFTER_MAX_MS,
   signWebhookBody,
   webhookIdFor,
 } from './webhook.rules';
@@ -108,11 +110,11 @@ describe('isSuccessStatus', () => {
 });
 
 describe('furthestLegitimateAttemptMs', () => {
-  it('covers the longest jittered delay, or the lease when that is longer, plus the skew tolerance', () => {
+  it('covers the longest jittered delay, the lease or the longest Retry-After honoured, whichever is longest, plus the skew tolerance', () => {
     const schedule = [5000, 86_400_000];
     expect(furthestLegitimateAttemptMs(schedule, attemptLeaseMs(3000))).toBe(86_400_000 * 1.2 + CLOCK_SKEW_TOLERANCE_MS);
     for (let i = 0; i < 100; i += 1) expect(retryDelayMs(schedule, 2)).toBeLessThanOrEqual(furthestLegitimateAttemptMs(schedule, 0));
-    expect(furthestLegitimateAttemptMs([100, 200], attemptLeaseMs(1000))).toBe(7000 + CLOCK_SKEW_TOLERANCE_MS);
+    expect(furthestLegitimateAttemptMs([100, 200], attemptLeaseMs(1000))).toBe(RETRY_AFTER_MAX_MS + CLOCK_SKEW_TOLERANCE_MS);
   });
 });
 
@@ -277,5 +279,65 @@ describe('decideAfterAttempt', () => {
       status: 'pending',
       delayMs: 100,
     });
+  });
+});
+
+describe('retryAfterMs', () => {
+  const now = Date.parse('2026-11-26T10:00:00Z');
+
+  it('reads delta-seconds on a 429 or a 503', () => {
+    expect(retryAfterMs(429, '2', now)).toBe(2000);
+    expect(retryAfterMs(503, ' 120 ', now)).toBe(120_000);
+    expect(retryAfterMs(503, '0', now)).toBe(0);
+  });
+
+  it('reads an HTTP date, in the standard form and the obsolete ones', () => {
+    expect(retryAfterMs(503, 'Thu, 26 Nov 2026 10:00:30 GMT', now)).toBe(30_000);
+    expect(retryAfterMs(429, 'Thursday, 26-Nov-26 10:01:00 GMT', now)).toBe(60_000);
+    expect(retryAfterMs(429, 'Thu Nov 26 10:00:05 2026', now)).toBe(5000);
+  });
+
+  it('asks for no wait when the date has passed', () => {
+    expect(retryAfterMs(503, 'Thu, 26 Nov 2026 09:00:00 GMT', now)).toBe(0);
+  });
+
+  it('counts anything past 24 hours as 24 hours', () => {
+    expect(retryAfterMs(503, String(25 * 3600), now)).toBe(RETRY_AFTER_MAX_MS);
+    expect(retryAfterMs(503, '99999999999999999999', now)).toBe(RETRY_AFTER_MAX_MS);
+    expect(retryAfterMs(429, 'Sat, 26 Dec 2026 10:00:00 GMT', now)).toBe(RETRY_AFTER_MAX_MS);
+  });
+
+  it('ignores it on other statuses, and ignores values that are neither form', () => {
+    for (const status of [null, 200, 500, 502, 504, 400]) expect(retryAfterMs(status, '30', now)).toBeNull();
+    for (const value of [undefined, null, '', '-5', '1.5', '+3', '0x10', 'soon', '12 seconds'])
+      expect(retryAfterMs(503, value, now)).toBeNull();
+  });
+});
+
+describe('decideAfterAttempt with a Retry-After', () => {
+  const schedule = [100, 200, 400];
+  const fixed = () => 1; // the most jitter the schedule adds: 120 ms after the first failure
+
+  it('waits at least as long as the receiver asked, adding no jitter to that', () => {
+    expect(
+      decideAfterAttempt(
+        { outcome: 'http_error', permanent: false, attempt: 1, cycleStartAttempt: 0, retryAfterMs: 2000 },
+        schedule,
+        fixed,
+      ),
+    ).toEqual({ status: 'pending', delayMs: 2000 });
+  });
+
+  it('keeps the schedule when it already waits longer, and still fails when the schedule is used up', () => {
+    expect(
+      decideAfterAttempt({ outcome: 'http_error', permanent: false, attempt: 1, cycleStartAttempt: 0, retryAfterMs: 50 }, schedule, fixed),
+    ).toEqual({ status: 'pending', delayMs: 120 });
+    expect(
+      decideAfterAttempt(
+        { outcome: 'http_error', permanent: false, attempt: 4, cycleStartAttempt: 0, retryAfterMs: 2000 },
+        schedule,
+        fixed,
+      ),
+    ).toEqual({ status: 'failed' });
   });
 });

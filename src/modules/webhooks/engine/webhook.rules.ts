@@ -81,7 +81,30 @@ export const CLOCK_SKEW_TOLERANCE_MS = 60_000;
  * that clock was wrong, so it counts as due now.
  */
 export function furthestLegitimateAttemptMs(schedule: readonly number[], leaseMs: number): number {
-  return Math.max(leaseMs, Math.ceil(Math.max(0, ...schedule) * 1.2)) + CLOCK_SKEW_TOLERANCE_MS;
+  return Math.max(leaseMs, Math.ceil(Math.max(0, ...schedule) * 1.2), RETRY_AFTER_MAX_MS) + CLOCK_SKEW_TOLERANCE_MS;
+}
+
+/** The longest wait a receiver's Retry-After can ask for; a longer one counts as this. */
+export const RETRY_AFTER_MAX_MS = 24 * 60 * 60 * 1000;
+
+/** The answers whose Retry-After is honoured: the receiver is overloaded or unavailable for a while. */
+const RETRY_AFTER_STATUSES: readonly number[] = [429, 503];
+
+/**
+ * How long a receiver asked to be left alone, from its answer's status and `Retry-After` header
+ * (delta-seconds, or an HTTP date taken against `nowMs`), at most RETRY_AFTER_MAX_MS. Null when
+ * the answer is not 429 or 503 or carries no usable Retry-After; a date already past asks for no wait (0).
+ */
+export function retryAfterMs(status: number | null, header: string | null | undefined, nowMs: number): number | null {
+  if (status === null || !RETRY_AFTER_STATUSES.includes(status) || header === null || header === undefined) return null;
+  const value = header.trim();
+  if (/^\d+$/.test(value)) return Math.min(Number(value) * 1000, RETRY_AFTER_MAX_MS);
+  // An HTTP date (IMF-fixdate, or the obsolete RFC 850 and asctime forms Date.parse also reads);
+  // a bare number with a sign or a fraction is not one of them.
+  if (!/[a-z]/i.test(value)) return null;
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) return null;
+  return Math.min(Math.max(0, at - nowMs), RETRY_AFTER_MAX_MS);
 }
 
 /** Success is any 2xx received in time; everything else is a failed attempt (no redirects). */
@@ -183,15 +206,19 @@ export type AfterAttempt = { status: 'succeeded' } | { status: 'pending'; delayM
 
 /**
  * Where a webhook stands after an attempt: succeeded on a 2xx; failed after a permanent error or
- * once the retry cycle's schedule is used up; otherwise pending, with the next delay.
+ * once the retry cycle's schedule is used up; otherwise pending, with the next delay (at least
+ * what the receiver asked for with Retry-After, see retryAfterMs).
  */
 export function decideAfterAttempt(
-  attempt: { outcome: string; permanent: boolean; attempt: number; cycleStartAttempt: number },
+  attempt: { outcome: string; permanent: boolean; attempt: number; cycleStartAttempt: number; retryAfterMs?: number | null },
   schedule: readonly number[],
   random: () => number = Math.random,
 ): AfterAttempt {
   if (attempt.outcome === 'success') return { status: 'succeeded' };
   if (attempt.permanent) return { status: 'failed' };
   const delayMs = retryDelayMs(schedule, attempt.attempt - attempt.cycleStartAttempt, random);
-  return delayMs === null ? { status: 'failed' } : { status: 'pending', delayMs };
+  if (delayMs === null) return { status: 'failed' };
+  // The receiver said when it can take more: not before then (its time exactly, no jitter on it),
+  // and never sooner than the schedule would have come back anyway.
+  return { status: 'pending', delayMs: Math.max(delayMs, attempt.retryAfterMs ?? 0) };
 }
