@@ -14,6 +14,7 @@ import { Migration20261125020000OneEndpointTable } from './Migration202611250200
 import { Migration20261125030000AuditImmutable } from './Migration20261125030000AuditImmutable';
 import { Migration20261126000000TimePartitions } from './Migration20261126000000TimePartitions';
 import { Migration20261126031500TraceContext } from './Migration20261126031500TraceContext';
+import { Migration20261126040000OrderedDelivery } from './Migration20261126040000OrderedDelivery';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261125030000AuditImmutable', class: Migration20261125030000AuditImmutable },
   { name: 'Migration20261126000000TimePartitions', class: Migration20261126000000TimePartitions },
   { name: 'Migration20261126031500TraceContext', class: Migration20261126031500TraceContext },
+  { name: 'Migration20261126040000OrderedDelivery', class: Migration20261126040000OrderedDelivery },
 ];

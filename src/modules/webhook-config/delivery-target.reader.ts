@@ -26,6 +26,8 @@ export interface DeliveryTarget {
   secretError: string | null;
   /** The secret a rotation replaced, signing beside the current one until `expiresAt`. */
   previous: { secret: string; expiresAt: Date } | null;
+  /** `resource`: the webhooks of one resource go one at a time in event order, each numbered. */
+  ordering: 'none' | 'resource';
   /** When the endpoint last changed (auto-disable judges failures from then on at the earliest). */
   updatedAt: Date;
 }
@@ -42,6 +44,7 @@ interface EndpointRow {
   previous_shared_secret_sealed: string | null;
   previous_secret_expires_at: Date | string | null;
   updated_at: Date | string;
+  ordering: string;
 }
 
 const SECRET_CACHE_MAX = 1000;
@@ -69,7 +72,7 @@ export class DeliveryTargetReader {
     const rows = await queryRows<EndpointRow>(
       outsideTransaction(this.em),
       `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses,
-              shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at, updated_at
+              shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at, updated_at, ordering
          from webhook_endpoint where organization_id = any(?::uuid[])
         order by organization_id, is_default desc, id`,
       [unique],
@@ -113,6 +116,7 @@ export class DeliveryTargetReader {
       secret,
       secretError,
       previous: this.previousOf(row),
+      ordering: row.ordering === 'resource' ? 'resource' : 'none',
       updatedAt: new Date(row.updated_at),
     };
   }
@@ -156,6 +160,7 @@ function defaultTarget(organizationId: string): DeliveryTarget {
     secret: null,
     secretError: null,
     previous: null,
+    ordering: 'none',
     updatedAt: new Date(0),
   };
 }

@@ -3,6 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { Organization } from '../organizations/organization.entity';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
+import type { EndpointOrdering } from './webhook-endpoint.rules';
 
 /**
  * A receiver of an organization's webhooks: its url, secret, types and contract filter. Every
@@ -39,6 +40,10 @@ export class WebhookEndpoint {
   @Property({ type: 'text[]', nullable: true })
   contractAddresses: string[] | null = null;
 
+  /** `resource`: the webhooks of one resource are sent one at a time in event order, numbered. */
+  @Property({ type: 'text' })
+  ordering: EndpointOrdering = 'none';
+
   /** AES-256-GCM sealed with the organization id as context (see secret-box.ts); opened only to sign. */
   @Property({ type: 'text', nullable: true, hidden: true })
   sharedSecretSealed: string | null;
@@ -68,6 +73,7 @@ export class WebhookEndpoint {
     enabled: boolean;
     webhookTypes: WebhookType[];
     contractAddresses: string[] | null;
+    ordering?: EndpointOrdering;
     sharedSecretSealed: string;
   }) {
     Object.assign(this, init);

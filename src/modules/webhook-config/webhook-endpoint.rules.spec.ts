@@ -30,6 +30,7 @@ const state: WebhookEndpointState = {
   enabled: true,
   webhookTypes: ['transaction', 'nft'],
   contractAddresses: null,
+  ordering: 'none',
   disabledReason: null,
 };
 
@@ -88,8 +89,12 @@ describe('webhook endpoint rules', () => {
         enabled: true,
         webhookTypes: ['payment', 'nft'],
         contractAddresses: null,
+        ordering: 'none',
         disabledReason: null,
       });
+      expect(
+        newEndpointState({ url: 'https://a.example/', webhookTypes: [], contractAddresses: null, ordering: 'resource' }).ordering,
+      ).toBe('resource');
       expect(newEndpointState({ url: 'https://a.example/', enabled: false, webhookTypes: [], contractAddresses: [LOWER] }).enabled).toBe(
         false,
       );
@@ -111,6 +116,11 @@ describe('webhook endpoint rules', () => {
       const filtered = { ...state, contractAddresses: [LOWER] };
       expect(applyEndpointPatch(filtered, { description: null, contractAddresses: null })).toEqual({ ...state, description: null });
       expect(applyEndpointPatch(state, { contractAddresses: [LOWER] }).contractAddresses).toEqual([LOWER]);
+    });
+
+    it('changes the ordering only when it names one', () => {
+      expect(applyEndpointPatch(state, { ordering: 'resource' })).toEqual({ ...state, ordering: 'resource' });
+      expect(applyEndpointPatch({ ...state, ordering: 'resource' }, { enabled: true }).ordering).toBe('resource');
     });
 
     it('normalizes the types it sets', () => {
@@ -151,6 +161,7 @@ describe('webhook endpoint rules', () => {
         enabled: true,
         webhookTypes: ['transaction', 'nft'],
         contractAddresses: [LOWER],
+        ordering: 'none',
         hasSharedSecret: true,
         previousSecretExpiresAt: new Date('2026-11-24T00:00:00Z'),
         disabledReason: null,
@@ -171,6 +182,7 @@ describe('webhook endpoint rules', () => {
         enabled: false,
         webhookTypes: [],
         contractAddresses: null,
+        ordering: 'none',
         hasSharedSecret: false,
         previousSecretExpiresAt: null,
         disabledReason: null,

@@ -8,6 +8,14 @@ export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
 export const MAX_ENDPOINT_DESCRIPTION_LENGTH = 500;
 export const MAX_FILTER_CONTRACT_ADDRESSES = 1000;
 
+/**
+ * How an endpoint's webhooks are ordered: `none`, each sent as soon as it can be (the most
+ * throughput); `resource`, those of one resource one at a time in event order, each carrying its
+ * sequence number.
+ */
+export const ENDPOINT_ORDERINGS = ['none', 'resource'] as const;
+export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
+
 /** What an endpoint is, as the rules and the audit log compare it (its secrets are in SecretSlots). */
 export interface WebhookEndpointState {
   /** Null only on a default endpoint not configured yet (or cleared while disabled). */
@@ -17,6 +25,7 @@ export interface WebhookEndpointState {
   webhookTypes: WebhookType[];
   /** Lowercase, sorted, without repeats; null means every contract (no filter). */
   contractAddresses: string[] | null;
+  ordering: EndpointOrdering;
   disabledReason: string | null;
 }
 
@@ -28,6 +37,7 @@ export interface WebhookEndpointPatch {
   enabled?: boolean;
   webhookTypes?: WebhookType[];
   contractAddresses?: string[] | null;
+  ordering?: EndpointOrdering;
 }
 
 /** Everything the API shows of an endpoint (the default one included); never a secret. */
@@ -41,6 +51,7 @@ export interface WebhookEndpointView {
   webhookTypes: WebhookType[];
   /** Lowercase (the API shows them in EIP-55 form); null when there is no filter. */
   contractAddresses: string[] | null;
+  ordering: EndpointOrdering;
   hasSharedSecret: boolean;
   previousSecretExpiresAt: Date | null;
   disabledReason: string | null;
@@ -105,6 +116,7 @@ export function newEndpointState(input: {
   enabled?: boolean;
   webhookTypes: readonly WebhookType[];
   contractAddresses: string[] | null;
+  ordering?: EndpointOrdering;
 }): WebhookEndpointState {
   return {
     url: input.url,
@@ -112,6 +124,7 @@ export function newEndpointState(input: {
     enabled: input.enabled ?? true,
     webhookTypes: normalizeWebhookTypes(input.webhookTypes),
     contractAddresses: input.contractAddresses === null ? null : [...input.contractAddresses],
+    ordering: input.ordering ?? 'none',
     disabledReason: null,
   };
 }
@@ -124,6 +137,7 @@ export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEn
     enabled: patch.enabled ?? state.enabled,
     webhookTypes: patch.webhookTypes !== undefined ? normalizeWebhookTypes(patch.webhookTypes) : [...state.webhookTypes],
     contractAddresses: patch.contractAddresses !== undefined ? patch.contractAddresses : copy(state.contractAddresses),
+    ordering: patch.ordering ?? state.ordering,
     disabledReason: disabledReasonAfter(state.disabledReason, patch.enabled),
   };
 }
@@ -157,6 +171,7 @@ export interface StoredEndpoint {
   enabled: boolean;
   webhookTypes: WebhookType[];
   contractAddresses: string[] | null;
+  ordering: EndpointOrdering;
   sharedSecretSealed: string | null;
   previousSharedSecretSealed: string | null;
   previousSecretExpiresAt: Date | null;
@@ -172,6 +187,7 @@ export function endpointState(row: StoredEndpoint): WebhookEndpointState {
     enabled: row.enabled,
     webhookTypes: [...row.webhookTypes],
     contractAddresses: copy(row.contractAddresses),
+    ordering: row.ordering,
     disabledReason: row.disabledReason,
   };
 }
@@ -193,6 +209,7 @@ export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointVie
     enabled: row.enabled,
     webhookTypes: [...row.webhookTypes],
     contractAddresses: copy(row.contractAddresses),
+    ordering: row.ordering,
     hasSharedSecret: row.sharedSecretSealed !== null,
     previousSecretExpiresAt: livePreviousSecretExpiry(endpointSlots(row), now),
     disabledReason: row.disabledReason,
@@ -214,6 +231,7 @@ export function unconfiguredDefault(organizationId: string, organizationCreatedA
     enabled: false,
     webhookTypes: [],
     contractAddresses: null,
+    ordering: 'none',
     sharedSecretSealed: null,
     previousSharedSecretSealed: null,
     previousSecretExpiresAt: null,
@@ -250,6 +268,7 @@ export function auditedEndpoint(state: WebhookEndpointState, slots: SecretSlots)
     enabled: state.enabled,
     webhookTypes: state.webhookTypes,
     contractAddresses: state.contractAddresses === null ? null : state.contractAddresses.map(toChecksumAddress),
+    ordering: state.ordering,
     disabledReason: state.disabledReason,
     ...auditedSlots(slots),
   };

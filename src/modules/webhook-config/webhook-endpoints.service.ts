@@ -28,6 +28,7 @@ import {
   auditedEndpoint,
   endpointLimitReached,
   endpointPagePlan,
+  EndpointOrdering,
   endpointSlots,
   endpointState,
   endpointView,
@@ -51,6 +52,7 @@ export interface WebhookEndpointInput {
   enabled?: boolean;
   description?: string | null;
   filters?: { contractAddresses?: readonly unknown[] | null } | null;
+  ordering?: EndpointOrdering;
 }
 
 export interface CreatedEndpoint {
@@ -150,6 +152,7 @@ export class WebhookEndpointsService {
         enabled: input.enabled,
         webhookTypes: input.webhookTypes ?? [],
         contractAddresses,
+        ordering: input.ordering,
       });
       const row = new WebhookEndpoint({ organizationId, ...state, url: input.url as string, sharedSecretSealed: sealed });
       row.createdAt = row.updatedAt = new Date();
@@ -189,6 +192,7 @@ export class WebhookEndpointsService {
         enabled: input.enabled,
         webhookTypes: input.webhookTypes,
         contractAddresses,
+        ordering: input.ordering,
       });
       // A secret set by PATCH replaces the old one at once: any rotation's previous secret goes too.
       const slotsBefore = endpointSlots(row);

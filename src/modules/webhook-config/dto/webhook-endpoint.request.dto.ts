@@ -2,7 +2,8 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import type { WebhookType } from '../../domain-events/domain-event.catalogue';
-import { EnabledField, SharedSecretField, UrlField, WebhookTypesField } from './endpoint-fields';
+import type { EndpointOrdering } from '../webhook-endpoint.rules';
+import { EnabledField, OrderingField, SharedSecretField, UrlField, WebhookTypesField } from './endpoint-fields';
 import { MAX_ENDPOINT_DESCRIPTION_LENGTH, MAX_FILTER_CONTRACT_ADDRESSES } from '../webhook-endpoint.rules';
 
 // Left out keeps (or defaults) a field; null is "none" for the fields that have one.
@@ -67,6 +68,10 @@ class WebhookEndpointFields {
   @ValidateNested()
   @Type(() => WebhookEndpointFiltersRequestDto)
   filters?: WebhookEndpointFiltersRequestDto | null;
+
+  /** `none` (default) or `resource`: see the endpoint's `ordering`. */
+  @OrderingField()
+  ordering?: EndpointOrdering;
 }
 
 export class CreateWebhookEndpointDto extends WebhookEndpointFields {
@@ -84,8 +89,8 @@ export class CreateWebhookEndpointDto extends WebhookEndpointFields {
 
 /**
  * Any subset of the POST body; a field left out keeps its value, an empty body changes nothing.
- * On the default endpoint only url, enabled, sharedSecret and webhookTypes (it is the webhook
- * configuration, which has no description nor filters).
+ * On the default endpoint only url, enabled, sharedSecret, webhookTypes and ordering (it is the
+ * webhook configuration, which has no description nor filters).
  */
 export class UpdateWebhookEndpointDto extends WebhookEndpointFields {
   /** Where webhooks are sent (same policy as on POST). */

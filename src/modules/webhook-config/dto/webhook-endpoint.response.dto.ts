@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { toChecksumAddress } from '../../../common/evm-address';
 import { formatUtc } from '../../../common/time';
 import { WEBHOOK_TYPES, WebhookType } from '../../domain-events/domain-event.catalogue';
-import type { WebhookEndpointView } from '../webhook-endpoint.rules';
+import { ENDPOINT_ORDERINGS, type EndpointOrdering, type WebhookEndpointView } from '../webhook-endpoint.rules';
 
 export class WebhookEndpointFiltersDto {
   /** Contracts (EIP-55) whose `nft` and `transaction` webhooks this endpoint receives; null: every contract. */
@@ -38,6 +38,21 @@ export class WebhookEndpointDto {
   /** Which webhooks of those types it receives; the default endpoint has no filter. */
   @ApiProperty({ type: WebhookEndpointFiltersDto })
   filters: WebhookEndpointFiltersDto;
+
+  /**
+   * `none`: each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId`
+   * are sent one at a time in event order (the next waits until the previous one succeeded or
+   * failed), each with `x-service-webhook-sequence`.
+   */
+  @ApiProperty({
+    enum: ENDPOINT_ORDERINGS,
+    example: 'none',
+    description:
+      '`none`: each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time ' +
+      'in event order (the next waits until the previous one succeeded or ended failed), each carrying the header ' +
+      '`x-service-webhook-sequence` (1, 2, 3… per endpoint and resourceId).',
+  })
+  ordering: EndpointOrdering;
 
   /** Whether a shared secret is set. The secret itself is never returned. */
   @ApiProperty({ type: Boolean })
@@ -81,6 +96,7 @@ export class WebhookEndpointDto {
       enabled: view.enabled,
       webhookTypes: [...view.webhookTypes],
       filters: { contractAddresses: view.contractAddresses === null ? null : view.contractAddresses.map(toChecksumAddress) },
+      ordering: view.ordering,
       hasSharedSecret: view.hasSharedSecret,
       previousSecretExpiresAtUtc: formatUtc(view.previousSecretExpiresAt),
       disabledReason: view.disabledReason,
