@@ -1408,6 +1408,11 @@ export interface components {
             /** @description When the next attempt is due; null once succeeded or failed. */
             nextAttemptAtUtc: string | null;
             lastResponseStatus: number | null;
+            /**
+             * @description Its place among the webhooks of one resourceId to an endpoint with `ordering: resource` (sent as the header `x-service-webhook-sequence`, the same on every retry); null for an unordered endpoint.
+             * @example null
+             */
+            sequence: number | null;
             /** @description The webhook's id: the body `id`, stable across retries, redeliveries and replays. */
             id: string;
             /** @description The endpoint it is sent to (the default endpoint's id is the organization's). */
@@ -1476,6 +1481,11 @@ export interface components {
             /** @description When the next attempt is due; null once succeeded or failed. */
             nextAttemptAtUtc: string | null;
             lastResponseStatus: number | null;
+            /**
+             * @description Its place among the webhooks of one resourceId to an endpoint with `ordering: resource` (sent as the header `x-service-webhook-sequence`, the same on every retry); null for an unordered endpoint.
+             * @example null
+             */
+            sequence: number | null;
             /** @description The body exactly as sent (README.md, "Webhooks"). */
             payload: {
                 [key: string]: unknown;
@@ -1654,6 +1664,12 @@ export interface components {
             webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
             /** @description Which webhooks of those types it receives; the default endpoint has no filter. */
             filters: components["schemas"]["WebhookEndpointFiltersDto"];
+            /**
+             * @description `none`: each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed), each carrying the header `x-service-webhook-sequence` (1, 2, 3… per endpoint and resourceId).
+             * @example none
+             * @enum {string}
+             */
+            ordering: "none" | "resource";
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -1715,6 +1731,12 @@ export interface components {
              */
             filters?: components["schemas"]["WebhookEndpointFiltersRequestDto"] | null;
             /**
+             * @description `none` (default): each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed; waiting is not an attempt), each carrying `x-service-webhook-sequence`: 1, 2, 3… per endpoint and resourceId, the same on every retry.
+             * @example resource
+             * @enum {string}
+             */
+            ordering?: "none" | "resource";
+            /**
              * @description Where webhooks are sent: an absolute http(s) URL of at most 2,048 characters without
              *     credentials, under the same policy as the webhook configuration's url.
              * @example https://example.com/webhooks
@@ -1759,6 +1781,12 @@ export interface components {
             webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
             /** @description Which webhooks of those types it receives; the default endpoint has no filter. */
             filters: components["schemas"]["WebhookEndpointFiltersDto"];
+            /**
+             * @description `none`: each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed), each carrying the header `x-service-webhook-sequence` (1, 2, 3… per endpoint and resourceId).
+             * @example none
+             * @enum {string}
+             */
+            ordering: "none" | "resource";
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -1807,6 +1835,12 @@ export interface components {
              *     `{contractAddresses: null}` or null remove it.
              */
             filters?: components["schemas"]["WebhookEndpointFiltersRequestDto"] | null;
+            /**
+             * @description `none` (default): each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed; waiting is not an attempt), each carrying `x-service-webhook-sequence`: 1, 2, 3… per endpoint and resourceId, the same on every retry.
+             * @example resource
+             * @enum {string}
+             */
+            ordering?: "none" | "resource";
             /**
              * @description Where webhooks are sent (same policy as on POST).
              * @example https://example.com/webhooks
