@@ -22,6 +22,7 @@ const ENDPOINT_KEYS = [
   'hasSharedSecret',
   'id',
   'isDefault',
+  'ordering',
   'previousSecretExpiresAtUtc',
   'updatedAtUtc',
   'url',
@@ -131,6 +132,7 @@ describe('webhook endpoints', () => {
             enabled: false,
             webhookTypes: [],
             filters: { contractAddresses: null },
+            ordering: 'none',
             hasSharedSecret: false,
             previousSecretExpiresAtUtc: null,
             disabledReason: null,
@@ -258,6 +260,7 @@ describe('webhook endpoints', () => {
         webhookTypes: ['transaction', 'nft', 'kyc'],
         // Lowercase and deduplicated at rest, EIP-55 in answers.
         filters: { contractAddresses: [CONTRACT_1, CONTRACT_2] },
+        ordering: 'none',
         hasSharedSecret: true,
         previousSecretExpiresAtUtc: null,
         disabledReason: null,
@@ -667,6 +670,7 @@ describe('webhook endpoints', () => {
         enabled: { from: null, to: true },
         webhookTypes: { from: null, to: ['transaction', 'nft'] },
         contractAddresses: { from: null, to: [CONTRACT_1] },
+        ordering: { from: null, to: 'none' },
         sharedSecret: { from: null, to: '[redacted]' },
       });
       expect(update.changes).toEqual({
@@ -826,6 +830,7 @@ describe('webhook endpoints', () => {
       'description',
       'enabled',
       'filters',
+      'ordering',
       'sharedSecret',
       'url',
       'webhookTypes',

@@ -18,7 +18,7 @@
 
   // The answers this page reads (the OpenAPI document, /docs-json), with the fields it uses.
   /** @typedef {{detail?: string, title?: string, code?: unknown, errors?: unknown}} Problem */
-  /** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
+  /** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, ordering: string, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
   /** @typedef {{endpoints: WebhookEndpoint[], nextPageKey: string|null}} EndpointPage */
   /** @typedef {{apiKeys?: {keyPrefix?: unknown, roles?: unknown}[], nextPageKey: string|null}} ApiKeyPage */
   /** @typedef {{id: string, endpointId: string, eventId: string, webhookType: string, resourceType: string, resourceId: string, action: string, status: string, attemptCount: number, createdAtUtc: string, lastAttemptAtUtc: string|null, nextAttemptAtUtc: string|null, lastResponseStatus: number|null}} WebhookSummary */
@@ -439,6 +439,7 @@
       ['Status', el('span', { text: status.text, className: status.className })],
       ['Types', endpoint.webhookTypes.join(', ') || 'none'],
       ['Contracts', endpoint.filters.contractAddresses ? endpoint.filters.contractAddresses.join(', ') : 'every contract'],
+      ['Ordering', endpoint.ordering === 'resource' ? 'resource: one at a time per resource, in event order, numbered' : 'none'],
       ['Shared secret', secretText(endpoint)],
       ['Id', endpoint.id],
       ['Created (UTC)', shortTime(endpoint.createdAtUtc)],
@@ -545,6 +546,8 @@
     const description = formText(data, 'description').trim();
     if (description) body.description = description;
     if (contracts.length) body.filters = { contractAddresses: contracts };
+    const ordering = formText(data, 'ordering');
+    if (ordering && ordering !== 'none') body.ordering = ordering;
     try {
       const created = /** @type {WebhookEndpoint & {sharedSecret?: string}} */ (await api('POST', ENDPOINTS, { body }));
       form.reset();
