@@ -6760,6 +6760,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */
@@ -6808,6 +6810,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */
@@ -6856,6 +6860,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */
@@ -6904,6 +6910,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */
@@ -6952,6 +6960,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */
@@ -7000,6 +7010,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */

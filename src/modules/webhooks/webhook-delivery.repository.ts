@@ -259,7 +259,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
    * pending; the ones held back so are returned in `waiting`, unchanged (waiting is no attempt).
    */
   async claim(
-    rows: readonly { id: string; expectedAttemptCount: number; previousStartedAt: string | Date | null }[],
+    rows: readonly { id: string; expectedAttemptCount: number; previousStartedAt: string | Date | null; numbered: boolean }[],
     now: Date,
     leaseUntil: Date,
   ): Promise<{ claimed: Map<string, { attempt: number; cycleStartAttempt: number }>; waiting: Set<string> }> {
@@ -284,7 +284,8 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
        select id, attempt_count, cycle_start_attempt, false as waiting from d
        union all select id, 0, 0, true from b`,
       [
-        rows.map((r) => r.id),
+        // Only numbered webhooks can wait for a predecessor: the others cost no look.
+        rows.filter((r) => r.numbered).map((r) => r.id),
         now,
         leaseUntil,
         rows.map((r) => r.id),

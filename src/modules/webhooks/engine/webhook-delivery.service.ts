@@ -212,6 +212,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
           id: c.attempt.id,
           expectedAttemptCount: c.expectedAttemptCount,
           previousStartedAt: c.attempt.previous.lastAttemptAt,
+          numbered: c.attempt.sequence !== null,
         })),
         now,
         leaseUntil,
