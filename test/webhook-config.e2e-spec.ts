@@ -183,6 +183,7 @@ describe('webhook configuration', () => {
         secret: null,
         secretError: null,
         previous: null,
+        ordering: 'none',
       });
     });
 
@@ -375,6 +376,7 @@ describe('webhook configuration', () => {
         secret: first,
         secretError: null,
         previous: null,
+        ordering: 'none',
       });
       const [before] = await storedRows(t, org.id);
 
@@ -405,6 +407,7 @@ describe('webhook configuration', () => {
         secret: null,
         secretError: null,
         previous: null,
+        ordering: 'none',
         updatedAt: expect.any(Date),
       });
       await patchConfig(t, org, {

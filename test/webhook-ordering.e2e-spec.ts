@@ -263,6 +263,19 @@ describe('ordered delivery per resource', () => {
       );
       const done = checkOrder(receiver.received, answered, true);
       expect([...done.values()]).toEqual(resources.map(() => 20));
+
+      // A redelivery is the same webhook again: it keeps its number.
+      const old = receiver.received.find((w) => (w.body.changes as { step: number }).step === 3)!;
+      receiver.behaviour = () => ({ status: 200 });
+      const before = receiver.received.length;
+      await t
+        .http()
+        .post(`${WEBHOOKS_PATH}/${String(old.body.id)}/redeliver`)
+        .set(bearer(org.adminKey))
+        .expect(202);
+      const [again] = (await receiver.waitFor((r) => r.length > before)).slice(before);
+      expect(again.body.id).toBe(old.body.id);
+      expect(again.headers[SEQUENCE]).toBe('3');
     } finally {
       redis.disconnect();
       await t.close();
