@@ -20,6 +20,7 @@ import { Migration20261126032000EndpointHeaders } from './Migration2026112603200
 import { Migration20261126032000EndpointOAuth2 } from './Migration20261126032000EndpointOAuth2';
 import { Migration20261126033000EndpointMutualTls } from './Migration20261126033000EndpointMutualTls';
 import { Migration20261126033000EndpointRateLimit } from './Migration20261126033000EndpointRateLimit';
+import { Migration20261126040000OrderedDelivery } from './Migration20261126040000OrderedDelivery';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261126032000EndpointOAuth2', class: Migration20261126032000EndpointOAuth2 },
   { name: 'Migration20261126033000EndpointMutualTls', class: Migration20261126033000EndpointMutualTls },
   { name: 'Migration20261126033000EndpointRateLimit', class: Migration20261126033000EndpointRateLimit },
+  { name: 'Migration20261126040000OrderedDelivery', class: Migration20261126040000OrderedDelivery },
 ];

@@ -67,6 +67,7 @@ describe('OpenAPI document', () => {
           'x-service-webhook-hmac-previous',
           'x-service-webhook-id',
           'x-service-webhook-attempt',
+          'x-service-webhook-sequence',
           'user-agent',
           'webhook-id',
           'webhook-timestamp',

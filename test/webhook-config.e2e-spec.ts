@@ -188,6 +188,7 @@ describe('webhook configuration', () => {
         signingKeys: null,
         auth: null,
         tls: null,
+        ordering: 'none',
       });
     });
 
@@ -385,6 +386,7 @@ describe('webhook configuration', () => {
         signingKeys: null,
         auth: null,
         tls: null,
+        ordering: 'none',
       });
       const [before] = await storedRows(t, org.id);
 
@@ -420,6 +422,7 @@ describe('webhook configuration', () => {
         signingKeys: null,
         auth: null,
         tls: null,
+        ordering: 'none',
         updatedAt: expect.any(Date),
       });
       await patchConfig(t, org, {

@@ -90,6 +90,7 @@ describe('webhook delivery', () => {
       lastAttemptAtUtc: expect.stringMatching(/\+00:00$/),
       nextAttemptAtUtc: null,
       lastResponseStatus: 200,
+      sequence: null,
     });
     const detail = await t
       .http()

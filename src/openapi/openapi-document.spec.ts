@@ -87,6 +87,7 @@ describe('completeOpenApiDocument', () => {
       'x-service-webhook-id',
       'x-service-webhook-event-id',
       'x-service-webhook-attempt',
+      'x-service-webhook-sequence',
       'x-service-webhook-hmac',
       'x-service-webhook-hmac-previous',
       'webhook-id',

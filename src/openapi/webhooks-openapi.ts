@@ -144,6 +144,14 @@ function headerParameters(timeoutMs: number): Schema[] {
       type: 'string',
       pattern: '^[1-9]\\d*$',
     }),
+    header(
+      'x-service-webhook-sequence',
+      'Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the ' +
+        'endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once ' +
+        'n succeeded or ended failed.',
+      { type: 'string', pattern: '^[1-9]\\d*$' },
+      false,
+    ),
     header('x-service-webhook-hmac', 'Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret.', {
       type: 'string',
       format: 'byte',

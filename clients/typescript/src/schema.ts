@@ -1438,6 +1438,11 @@ export interface components {
             /** @description When the next attempt is due; null once succeeded or failed. */
             nextAttemptAtUtc: string | null;
             lastResponseStatus: number | null;
+            /**
+             * @description Its place among the webhooks of one resourceId to an endpoint with `ordering: resource` (sent as the header `x-service-webhook-sequence`, the same on every retry); null for an unordered endpoint.
+             * @example null
+             */
+            sequence: number | null;
             /** @description The webhook's id: the body `id`, stable across retries, redeliveries and replays. */
             id: string;
             /** @description The endpoint it is sent to (the default endpoint's id is the organization's). */
@@ -1511,6 +1516,11 @@ export interface components {
             /** @description When the next attempt is due; null once succeeded or failed. */
             nextAttemptAtUtc: string | null;
             lastResponseStatus: number | null;
+            /**
+             * @description Its place among the webhooks of one resourceId to an endpoint with `ordering: resource` (sent as the header `x-service-webhook-sequence`, the same on every retry); null for an unordered endpoint.
+             * @example null
+             */
+            sequence: number | null;
             /** @description The body exactly as sent (README.md, "Webhooks"). */
             payload: {
                 [key: string]: unknown;
@@ -1739,6 +1749,12 @@ export interface components {
              * @example null
              */
             rateLimitPerSecond: number | null;
+            /**
+             * @description `none`: each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed), each carrying the header `x-service-webhook-sequence` (1, 2, 3… per endpoint and resourceId).
+             * @example none
+             * @enum {string}
+             */
+            ordering: "none" | "resource";
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -1901,6 +1917,12 @@ export interface components {
              */
             rateLimitPerSecond?: number | null;
             /**
+             * @description `none` (default): each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed; waiting is not an attempt), each carrying `x-service-webhook-sequence`: 1, 2, 3… per endpoint and resourceId, the same on every retry.
+             * @example resource
+             * @enum {string}
+             */
+            ordering?: "none" | "resource";
+            /**
              * @description Where webhooks are sent: an absolute http(s) URL of at most 2,048 characters without
              *     credentials, under the same policy as the webhook configuration's url.
              * @example https://example.com/webhooks
@@ -1960,6 +1982,12 @@ export interface components {
              * @example null
              */
             rateLimitPerSecond: number | null;
+            /**
+             * @description `none`: each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed), each carrying the header `x-service-webhook-sequence` (1, 2, 3… per endpoint and resourceId).
+             * @example none
+             * @enum {string}
+             */
+            ordering: "none" | "resource";
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -2063,6 +2091,12 @@ export interface components {
              * @example 50
              */
             rateLimitPerSecond?: number | null;
+            /**
+             * @description `none` (default): each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed; waiting is not an attempt), each carrying `x-service-webhook-sequence`: 1, 2, 3… per endpoint and resourceId, the same on every retry.
+             * @example resource
+             * @enum {string}
+             */
+            ordering?: "none" | "resource";
             /**
              * @description Where webhooks are sent (same policy as on POST).
              * @example https://example.com/webhooks
@@ -6982,6 +7016,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */
@@ -7032,6 +7068,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */
@@ -7082,6 +7120,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */
@@ -7132,6 +7172,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */
@@ -7182,6 +7224,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */
@@ -7232,6 +7276,8 @@ export interface operations {
                 "x-service-webhook-event-id": string;
                 /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
                 "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
                 /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
                 "x-service-webhook-hmac": string;
                 /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */

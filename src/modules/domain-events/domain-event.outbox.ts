@@ -121,6 +121,26 @@ export class DomainEventOutbox {
   }
 
   /**
+   * The events among `events` that an older event of the same resource (same organization,
+   * earlier by time then id) still unjudged comes before, leaving out the events given: those are
+   * judged together. Webhooks numbered in event order wait for these.
+   */
+  async olderUnjudged(events: readonly Pick<PendingEvent, 'id' | 'organizationId' | 'resourceId' | 'createdAt'>[]): Promise<Set<string>> {
+    if (events.length === 0) return new Set();
+    const ids = events.map((e) => e.id);
+    const rows = await queryRows<{ id: string }>(
+      this.pool,
+      `select e.id from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::timestamptz[]) as e(id, organization_id, resource_id, created_at)
+        where exists (
+          select 1 from domain_event o
+           where o.organization_id = e.organization_id and o.resource_id = e.resource_id and o.processed_at is null
+             and (o.created_at, o.id) < (e.created_at, e.id) and o.id <> all(?::uuid[]))`,
+      [ids, events.map((e) => e.organizationId), events.map((e) => e.resourceId), events.map((e) => e.createdAt), ids] as never[],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /**
    * Marks events judged, in the caller's transaction so that the deliveries judged from them
    * commit with the mark. Returns the ids this call marked: an id judged by someone else in the
    * meantime is not among them (the row lock makes a concurrent judge wait, then find it done).

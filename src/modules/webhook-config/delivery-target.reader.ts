@@ -43,6 +43,8 @@ export interface DeliveryTarget {
   auth: { tokenUrl: string; clientId: string; clientSecret: string; scope: string | null } | null;
   /** Mutual TLS: the client certificate and its key (opened), and a private CA to trust; null when none. */
   tls: { clientCertificate: string; clientKey: string; caCertificate: string | null } | null;
+  /** `resource`: the webhooks of one resource go one at a time in event order, each numbered. */
+  ordering: 'none' | 'resource';
   /** When the endpoint last changed (auto-disable judges failures from then on at the earliest). */
   updatedAt: Date;
 }
@@ -67,6 +69,7 @@ interface EndpointRow {
   tls: EndpointTlsSettings | string | null;
   tls_client_key_sealed: string | null;
   updated_at: Date | string;
+  ordering: string;
 }
 
 const SECRET_CACHE_MAX = 1000;
@@ -97,7 +100,7 @@ export class DeliveryTargetReader {
       `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses, headers, rate_limit_per_second,
               shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at,
               signing_private_key_sealed, previous_signing_private_key_sealed, auth, auth_client_secret_sealed,
-              tls, tls_client_key_sealed, updated_at
+              tls, tls_client_key_sealed, updated_at, ordering
          from webhook_endpoint where organization_id = any(?::uuid[])
         order by organization_id, is_default desc, id`,
       [unique],
@@ -178,6 +181,7 @@ export class DeliveryTargetReader {
       signingKeys,
       auth,
       tls,
+      ordering: row.ordering === 'resource' ? 'resource' : 'none',
       updatedAt: new Date(row.updated_at),
     };
   }
@@ -248,6 +252,7 @@ function defaultTarget(organizationId: string): DeliveryTarget {
     signingKeys: null,
     auth: null,
     tls: null,
+    ordering: 'none',
     updatedAt: new Date(0),
   };
 }

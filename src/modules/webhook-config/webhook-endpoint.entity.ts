@@ -5,6 +5,7 @@ import { Organization } from '../organizations/organization.entity';
 import type { EndpointAuthSettings } from './endpoint-auth.rules';
 import type { EndpointTlsSettings } from './endpoint-tls.rules';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
+import type { EndpointOrdering } from './webhook-endpoint.rules';
 
 /**
  * A receiver of an organization's webhooks: its url, secret, types and contract filter. Every
@@ -40,6 +41,10 @@ export class WebhookEndpoint {
   /** Lowercase contract addresses; null means no filter. */
   @Property({ type: 'text[]', nullable: true })
   contractAddresses: string[] | null = null;
+
+  /** `resource`: the webhooks of one resource are sent one at a time in event order, numbered. */
+  @Property({ type: 'text' })
+  ordering: EndpointOrdering = 'none';
 
   /** AES-256-GCM sealed with the organization id as context (see secret-box.ts); opened only to sign. */
   @Property({ type: 'text', nullable: true, hidden: true })
@@ -110,6 +115,7 @@ export class WebhookEndpoint {
     contractAddresses: string[] | null;
     headers?: Record<string, string>;
     rateLimitPerSecond?: number | null;
+    ordering?: EndpointOrdering;
     sharedSecretSealed: string;
   }) {
     Object.assign(this, init);

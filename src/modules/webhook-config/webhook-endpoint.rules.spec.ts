@@ -32,6 +32,7 @@ const state: WebhookEndpointState = {
   contractAddresses: null,
   headers: {},
   rateLimitPerSecond: null,
+  ordering: 'none',
   disabledReason: null,
 };
 
@@ -92,8 +93,12 @@ describe('webhook endpoint rules', () => {
         contractAddresses: null,
         headers: {},
         rateLimitPerSecond: null,
+        ordering: 'none',
         disabledReason: null,
       });
+      expect(
+        newEndpointState({ url: 'https://a.example/', webhookTypes: [], contractAddresses: null, ordering: 'resource' }).ordering,
+      ).toBe('resource');
       expect(newEndpointState({ url: 'https://a.example/', enabled: false, webhookTypes: [], contractAddresses: [LOWER] }).enabled).toBe(
         false,
       );
@@ -129,6 +134,11 @@ describe('webhook endpoint rules', () => {
       const filtered = { ...state, contractAddresses: [LOWER] };
       expect(applyEndpointPatch(filtered, { description: null, contractAddresses: null })).toEqual({ ...state, description: null });
       expect(applyEndpointPatch(state, { contractAddresses: [LOWER] }).contractAddresses).toEqual([LOWER]);
+    });
+
+    it('changes the ordering only when it names one', () => {
+      expect(applyEndpointPatch(state, { ordering: 'resource' })).toEqual({ ...state, ordering: 'resource' });
+      expect(applyEndpointPatch({ ...state, ordering: 'resource' }, { enabled: true }).ordering).toBe('resource');
     });
 
     it('normalizes the types it sets', () => {
@@ -179,6 +189,7 @@ describe('webhook endpoint rules', () => {
         contractAddresses: [LOWER],
         headers: {},
         rateLimitPerSecond: null,
+        ordering: 'none',
         hasSharedSecret: true,
         previousSecretExpiresAt: new Date('2026-11-24T00:00:00Z'),
         publicKey: 'whpk_cHVibGlj',
@@ -213,6 +224,7 @@ describe('webhook endpoint rules', () => {
         contractAddresses: null,
         headers: {},
         rateLimitPerSecond: null,
+        ordering: 'none',
         hasSharedSecret: false,
         previousSecretExpiresAt: null,
         publicKey: null,

@@ -11,6 +11,14 @@ export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
 export const MAX_ENDPOINT_DESCRIPTION_LENGTH = 500;
 export const MAX_FILTER_CONTRACT_ADDRESSES = 1000;
 
+/**
+ * How an endpoint's webhooks are ordered: `none`, each sent as soon as it can be (the most
+ * throughput); `resource`, those of one resource one at a time in event order, each carrying its
+ * sequence number.
+ */
+export const ENDPOINT_ORDERINGS = ['none', 'resource'] as const;
+export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
+
 /** What an endpoint is, as the rules and the audit log compare it (its secrets are in SecretSlots). */
 export interface WebhookEndpointState {
   /** Null only on a default endpoint not configured yet (or cleared while disabled). */
@@ -24,6 +32,7 @@ export interface WebhookEndpointState {
   headers: Record<string, string>;
   /** Attempts per one-second window at most; null: unlimited. */
   rateLimitPerSecond: number | null;
+  ordering: EndpointOrdering;
   disabledReason: string | null;
 }
 
@@ -37,6 +46,7 @@ export interface WebhookEndpointPatch {
   contractAddresses?: string[] | null;
   headers?: Record<string, string>;
   rateLimitPerSecond?: number | null;
+  ordering?: EndpointOrdering;
 }
 
 /** Everything the API shows of an endpoint (the default one included); never a secret. */
@@ -52,6 +62,7 @@ export interface WebhookEndpointView {
   contractAddresses: string[] | null;
   headers: Record<string, string>;
   rateLimitPerSecond: number | null;
+  ordering: EndpointOrdering;
   hasSharedSecret: boolean;
   previousSecretExpiresAt: Date | null;
   /** `whpk_<base64>` of the Ed25519 public key when the endpoint signs asymmetrically; null otherwise. */
@@ -126,6 +137,7 @@ export function newEndpointState(input: {
   contractAddresses: string[] | null;
   headers?: Record<string, string>;
   rateLimitPerSecond?: number | null;
+  ordering?: EndpointOrdering;
 }): WebhookEndpointState {
   return {
     url: input.url,
@@ -135,6 +147,7 @@ export function newEndpointState(input: {
     contractAddresses: input.contractAddresses === null ? null : [...input.contractAddresses],
     headers: { ...input.headers },
     rateLimitPerSecond: input.rateLimitPerSecond ?? null,
+    ordering: input.ordering ?? 'none',
     disabledReason: null,
   };
 }
@@ -150,6 +163,7 @@ export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEn
     // Replaced as a whole, like the filter: the request lists every header the endpoint is to have.
     headers: { ...(patch.headers ?? state.headers) },
     rateLimitPerSecond: patch.rateLimitPerSecond !== undefined ? patch.rateLimitPerSecond : state.rateLimitPerSecond,
+    ordering: patch.ordering ?? state.ordering,
     disabledReason: disabledReasonAfter(state.disabledReason, patch.enabled),
   };
 }
@@ -185,6 +199,7 @@ export interface StoredEndpoint {
   contractAddresses: string[] | null;
   headers: Record<string, string>;
   rateLimitPerSecond: number | null;
+  ordering: EndpointOrdering;
   sharedSecretSealed: string | null;
   previousSharedSecretSealed: string | null;
   previousSecretExpiresAt: Date | null;
@@ -210,6 +225,7 @@ export function endpointState(row: StoredEndpoint): WebhookEndpointState {
     contractAddresses: copy(row.contractAddresses),
     headers: { ...row.headers },
     rateLimitPerSecond: row.rateLimitPerSecond,
+    ordering: row.ordering,
     disabledReason: row.disabledReason,
   };
 }
@@ -243,6 +259,7 @@ export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointVie
     contractAddresses: copy(row.contractAddresses),
     headers: { ...row.headers },
     rateLimitPerSecond: row.rateLimitPerSecond,
+    ordering: row.ordering,
     hasSharedSecret: row.sharedSecretSealed !== null,
     previousSecretExpiresAt,
     publicKey: publicKeyLabel(row.signingPublicKey),
@@ -271,6 +288,7 @@ export function unconfiguredDefault(organizationId: string, organizationCreatedA
     contractAddresses: null,
     headers: {},
     rateLimitPerSecond: null,
+    ordering: 'none',
     sharedSecretSealed: null,
     previousSharedSecretSealed: null,
     previousSecretExpiresAt: null,
@@ -348,6 +366,7 @@ export function auditedEndpoint(
         ? null
         : Object.fromEntries(Object.entries(state.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     rateLimitPerSecond: state.rateLimitPerSecond,
+    ordering: state.ordering,
     disabledReason: state.disabledReason,
     ...auditedSlots(slots),
     // Public keys only: the private halves never reach the audit log, not even redacted.

@@ -39,6 +39,7 @@ import {
   auditedEndpoint,
   endpointLimitReached,
   endpointPagePlan,
+  EndpointOrdering,
   endpointSlots,
   endpointState,
   endpointTransport,
@@ -75,6 +76,7 @@ export interface WebhookEndpointInput {
   headers?: unknown;
   /** Null: unlimited (the request DTO has checked the bounds). */
   rateLimitPerSecond?: number | null;
+  ordering?: EndpointOrdering;
 }
 
 /** Every field of the audit view that holds a secret. */
@@ -183,6 +185,7 @@ export class WebhookEndpointsService {
         contractAddresses,
         headers,
         rateLimitPerSecond: input.rateLimitPerSecond,
+        ordering: input.ordering,
       });
       const row = new WebhookEndpoint({ organizationId, ...state, url: input.url as string, sharedSecretSealed: sealed });
       assignTransport(row, {
@@ -238,6 +241,7 @@ export class WebhookEndpointsService {
         contractAddresses,
         headers,
         rateLimitPerSecond: input.rateLimitPerSecond,
+        ordering: input.ordering,
       });
       // A secret set by PATCH replaces the old one at once: any rotation's previous secret goes too.
       const slotsBefore = endpointSlots(row);

@@ -1,4 +1,4 @@
-import { Entity, EntityRepositoryType, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
+import { BigIntType, Entity, EntityRepositoryType, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
 import { Organization } from '../organizations/organization.entity';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 
@@ -78,4 +78,11 @@ export class WebhookDelivery {
    */
   @Property({ type: 'text', nullable: true })
   traceparent: string | null = null;
+
+  /**
+   * Its place among the webhooks of one resource to an endpoint with `ordering: resource` (1, 2,
+   * 3…, kept through retries, redeliveries and replays); null for an unordered endpoint.
+   */
+  @Property({ type: new BigIntType('number'), columnType: 'bigint', nullable: true })
+  sequence: number | null = null;
 }

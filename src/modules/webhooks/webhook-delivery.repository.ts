@@ -25,6 +25,8 @@ export interface DeliveryState {
   eventCreatedAt: string;
   /** The W3C traceparent of the request that wrote the event; null when it was not traced. */
   traceparent: string | null;
+  /** Its place among the webhooks of its resource to an ordered endpoint; null when unordered. */
+  sequence: number | null;
 }
 
 interface StateRow {
@@ -41,6 +43,7 @@ interface StateRow {
   next_attempt_at: string | null;
   event_created_at: string;
   traceparent: string | null;
+  sequence: string | null;
 }
 
 /** A webhook judged from its event, created claimed (attempt 1 in flight) or waiting for a slot. */
@@ -57,6 +60,8 @@ export interface NewDelivery {
   eventCreatedAt: string;
   traceparent: string | null;
   claimed: boolean;
+  /** To an endpoint ordered per resource: numbered at creation, never claimed then. */
+  ordered: boolean;
 }
 
 /** The outcome of one attempt, and where the webhook stands after it. */
@@ -74,6 +79,8 @@ export interface AttemptResult {
   responseBody: string | null;
   error: string | null;
   status: DeliveryStatus;
+  /** Set for a webhook ordered per resource: its end frees the next one (not written). */
+  sequence: number | null;
   nextAttemptAt: Date | null;
   succeededAt: Date | null;
 }
@@ -85,6 +92,16 @@ export interface AttemptResult {
  * runs, then as interrupted. The next claim of the webhook writes the interrupted attempt's row,
  * which a late result still overwrites.
  */
+/**
+ * Whether a numbered webhook `w` still has a pending predecessor (a lower number of its endpoint
+ * and resource), answered from the partial index of pending numbered webhooks. That predecessor
+ * may be in an older day's partition.
+ */
+const PENDING_PREDECESSOR = `exists (
+  select 1 from webhook_delivery p
+   where p.endpoint_id = w.endpoint_id and p.resource_id = w.resource_id and p.status = 'pending'
+     and p.sequence is not null and p.sequence < w.sequence)`;
+
 export const INTERRUPTED = 'the worker stopped before the attempt completed';
 export const IN_FLIGHT = 'in flight: no answer recorded yet';
 
@@ -155,7 +172,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     const rows = await queryRows<StateRow>(
       this.knex,
       `select id, organization_id, endpoint_id, event_id, status, payload, resource_type, attempt_count, cycle_start_attempt,
-              last_attempt_at, next_attempt_at, event_created_at, traceparent
+              last_attempt_at, next_attempt_at, event_created_at, traceparent, sequence
          from webhook_delivery where id = any(?::uuid[])`,
       [[...ids]],
     );
@@ -174,6 +191,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         nextAttemptAt: r.next_attempt_at,
         eventCreatedAt: r.event_created_at,
         traceparent: r.traceparent,
+        sequence: r.sequence === null ? null : Number(r.sequence),
       });
     }
     return out;
@@ -182,25 +200,37 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
   /**
    * Creates the webhooks judged from their events, in the caller's transaction (the one that
    * marks the events judged). A claimed one starts with attempt 1 under way until its lease ends,
-   * exactly as a separate claim would leave it; the others are due at once.
+   * exactly as a separate claim would leave it; the others are due at once. A webhook to an
+   * endpoint ordered per resource takes the next numbers of its endpoint and resource from
+   * `webhook_sequence` (several of one resource in event order: time, then event id); the counter
+   * rows are locked in key order and held until commit, so numbers are never given twice or skipped.
    */
   async createJudged(trx: Knex.Transaction, rows: readonly NewDelivery[], now: Date, leaseUntil: Date): Promise<void> {
     if (rows.length === 0) return;
     await execute(
       trx,
-      `insert into webhook_delivery (id, event_id, endpoint_id, created_at, organization_id, webhook_type, resource_type, resource_id, action,
-         payload, event_created_at, traceparent, status, attempt_count, cycle_start_attempt, last_attempt_at, next_attempt_at)
-       select id, event_id, endpoint_id, ?, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, traceparent, 'pending',
-              case when claimed then 1 else 0 end, 0,
-              case when claimed then ?::timestamptz end,
-              case when claimed then ?::timestamptz else ?::timestamptz end
-         from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[], ?::text[])
-           as u(id, event_id, endpoint_id, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, claimed, traceparent)`,
+      `with u as (
+         select u.*,
+                row_number() over (partition by endpoint_id, resource_id order by event_created_at, event_id) as k,
+                count(*) over (partition by endpoint_id, resource_id) as n
+           from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[], ?::text[], ?::boolean[])
+             as u(id, event_id, endpoint_id, organization_id, webhook_type, resource_type, resource_id, action, payload, event_created_at, claimed, traceparent, ordered)
+       ), c as (
+         insert into webhook_sequence as s (endpoint_id, resource_id, last_sequence)
+         select endpoint_id, resource_id, count(*) from u where ordered group by endpoint_id, resource_id order by endpoint_id, resource_id
+         on conflict (endpoint_id, resource_id) do update set last_sequence = s.last_sequence + excluded.last_sequence
+         returning endpoint_id, resource_id, last_sequence
+       )
+       insert into webhook_delivery (id, event_id, endpoint_id, created_at, organization_id, webhook_type, resource_type, resource_id, action,
+         payload, event_created_at, traceparent, status, attempt_count, cycle_start_attempt, last_attempt_at, next_attempt_at, sequence)
+       select u.id, u.event_id, u.endpoint_id, ?, u.organization_id, u.webhook_type, u.resource_type, u.resource_id, u.action, u.payload,
+              u.event_created_at, u.traceparent, 'pending',
+              case when u.claimed then 1 else 0 end, 0,
+              case when u.claimed then ?::timestamptz end,
+              case when u.claimed then ?::timestamptz else ?::timestamptz end,
+              case when u.ordered then c.last_sequence - u.n + u.k end
+         from u left join c on u.ordered and c.endpoint_id = u.endpoint_id and c.resource_id = u.resource_id`,
       [
-        now,
-        now,
-        leaseUntil,
-        now,
         rows.map((r) => r.id),
         rows.map((r) => r.eventId),
         rows.map((r) => r.endpointId),
@@ -213,6 +243,11 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         rows.map((r) => r.eventCreatedAt),
         rows.map((r) => r.claimed),
         rows.map((r) => r.traceparent),
+        rows.map((r) => r.ordered),
+        now,
+        now,
+        leaseUntil,
+        now,
       ],
     );
   }
@@ -222,29 +257,38 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
    * was read (the attempt count read is the version: two workers can never claim the same
    * attempt), in one statement. The previous attempt, if its result was never written (its worker
    * stopped), gets its interrupted row here, started when the webhook row says it did. Returns
-   * the attempt number and retry cycle start of each claimed.
+   * the attempt number and retry cycle start of each claimed. A numbered webhook (ordered per
+   * resource) is claimed only once no webhook of its endpoint and resource with a lower number is
+   * pending; the ones held back so are returned in `waiting`, unchanged (waiting is no attempt).
    */
   async claim(
-    rows: readonly { id: string; expectedAttemptCount: number; previousStartedAt: string | Date | null }[],
+    rows: readonly { id: string; expectedAttemptCount: number; previousStartedAt: string | Date | null; numbered: boolean }[],
     now: Date,
     leaseUntil: Date,
-  ): Promise<Map<string, { attempt: number; cycleStartAttempt: number }>> {
+  ): Promise<{ claimed: Map<string, { attempt: number; cycleStartAttempt: number }>; waiting: Set<string> }> {
     const out = new Map<string, { attempt: number; cycleStartAttempt: number }>();
-    if (rows.length === 0) return out;
-    const claimed = await queryRows<{ id: string; attempt_count: number; cycle_start_attempt: number }>(
+    const waiting = new Set<string>();
+    if (rows.length === 0) return { claimed: out, waiting };
+    const claimed = await queryRows<{ id: string; attempt_count: number; cycle_start_attempt: number; waiting: boolean }>(
       this.knex,
-      `with d as (
+      `with b as (
+         select w.id from webhook_delivery w join unnest(?::uuid[]) as u(id) on w.id = u.id
+          where w.status = 'pending' and w.sequence is not null and ${PENDING_PREDECESSOR}
+       ), d as (
          update webhook_delivery w set attempt_count = w.attempt_count + 1, last_attempt_at = ?, next_attempt_at = ?
            from unnest(?::uuid[], ?::int[], ?::timestamptz[]) as u(id, expected, previous_started_at)
-          where w.id = u.id and w.status = 'pending' and w.attempt_count = u.expected
+          where w.id = u.id and w.status = 'pending' and w.attempt_count = u.expected and w.id not in (select id from b)
          returning w.id, w.attempt_count, w.cycle_start_attempt, u.previous_started_at
        ), a as (
          insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status, error)
          select id, attempt_count - 1, previous_started_at, 0, null, ? from d where attempt_count > 1 and previous_started_at is not null
          on conflict (delivery_id, attempt) do nothing
        )
-       select id, attempt_count, cycle_start_attempt from d`,
+       select id, attempt_count, cycle_start_attempt, false as waiting from d
+       union all select id, 0, 0, true from b`,
       [
+        // Only numbered webhooks can wait for a predecessor: the others cost no look.
+        rows.filter((r) => r.numbered).map((r) => r.id),
         now,
         leaseUntil,
         rows.map((r) => r.id),
@@ -253,8 +297,31 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         INTERRUPTED,
       ] as never[],
     );
-    for (const r of claimed) out.set(r.id, { attempt: r.attempt_count, cycleStartAttempt: r.cycle_start_attempt });
-    return out;
+    for (const r of claimed) {
+      if (r.waiting) waiting.add(r.id);
+      else out.set(r.id, { attempt: r.attempt_count, cycleStartAttempt: r.cycle_start_attempt });
+    }
+    return { claimed: out, waiting };
+  }
+
+  /**
+   * For numbered webhooks that just ended (succeeded or failed), the next pending webhook of the
+   * same endpoint and resource, if any: the one now free to go.
+   */
+  async successors(finishedIds: readonly string[]): Promise<string[]> {
+    if (finishedIds.length === 0) return [];
+    const rows = await queryRows<{ id: string }>(
+      this.knex,
+      `select distinct n.id from webhook_delivery f
+         cross join lateral (
+           select p.id from webhook_delivery p
+            where p.endpoint_id = f.endpoint_id and p.resource_id = f.resource_id and p.status = 'pending' and p.sequence is not null
+            order by p.sequence limit 1
+         ) n
+        where f.id = any(?::uuid[]) and f.sequence is not null`,
+      [[...finishedIds]],
+    );
+    return rows.map((r) => r.id);
   }
 
   /** Gives back an attempt claimed for a receiver that then had no free slot: no request was made. */
@@ -429,8 +496,9 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
       `select id, organization_id from (
          select id, organization_id, next_attempt_at,
                 row_number() over (partition by organization_id order by next_attempt_at) as n
-           from webhook_delivery
+           from webhook_delivery w
           where status = 'pending' and (next_attempt_at < ? or next_attempt_at > ?)
+            and (w.sequence is null or not ${PENDING_PREDECESSOR})
        ) s where n <= ? order by n, next_attempt_at limit ?`,
       [cutoff, skewedAfter, perOrganization, limit],
     );

@@ -18,7 +18,7 @@
 
   // The answers this page reads (the OpenAPI document, /docs-json), with the fields it uses.
   /** @typedef {{detail?: string, title?: string, code?: unknown, errors?: unknown}} Problem */
-  /** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, headers?: Record<string, string>, rateLimitPerSecond?: number|null, publicKey?: string|null, previousPublicKey?: string|null, auth?: {type: string, tokenUrl: string, clientId: string, scope: string|null, hasClientSecret: boolean}|null, tls?: {hasClientKey: boolean, subject: string, notAfterUtc: string}|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
+  /** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, ordering: string, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, headers?: Record<string, string>, rateLimitPerSecond?: number|null, publicKey?: string|null, previousPublicKey?: string|null, auth?: {type: string, tokenUrl: string, clientId: string, scope: string|null, hasClientSecret: boolean}|null, tls?: {hasClientKey: boolean, subject: string, notAfterUtc: string}|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
   /** @typedef {{endpoints: WebhookEndpoint[], nextPageKey: string|null}} EndpointPage */
   /** @typedef {{apiKeys?: {keyPrefix?: unknown, roles?: unknown}[], nextPageKey: string|null}} ApiKeyPage */
   /** @typedef {{id: string, endpointId: string, eventId: string, webhookType: string, resourceType: string, resourceId: string, action: string, status: string, attemptCount: number, createdAtUtc: string, lastAttemptAtUtc: string|null, nextAttemptAtUtc: string|null, lastResponseStatus: number|null}} WebhookSummary */
@@ -488,6 +488,7 @@
       ['Contracts', endpoint.filters.contractAddresses ? endpoint.filters.contractAddresses.join(', ') : 'every contract'],
       ['Rate limit', rateText(endpoint)],
       ['Custom headers', headersText(endpoint)],
+      ['Ordering', endpoint.ordering === 'resource' ? 'resource: one at a time per resource, in event order, numbered' : 'none'],
       ['Shared secret', secretText(endpoint)],
       ['Signatures', signingText(endpoint)],
       ['Receiver auth', authText(endpoint)],
@@ -602,6 +603,8 @@
     if (rate) body.rateLimitPerSecond = /^\d+$/.test(rate) ? Number(rate) : rate;
     const headers = parseHeaderLines(formText(data, 'headers'));
     if (Object.keys(headers).length) body.headers = headers;
+    const ordering = formText(data, 'ordering');
+    if (ordering && ordering !== 'none') body.ordering = ordering;
     try {
       const created = /** @type {WebhookEndpoint & {sharedSecret?: string}} */ (await api('POST', ENDPOINTS, { body }));
       form.reset();

@@ -3,6 +3,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsIn, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../../common/net/url-policy';
 import { WEBHOOK_TYPES } from '../../domain-events/domain-event.catalogue';
+import { ENDPOINT_ORDERINGS } from '../webhook-endpoint.rules';
 
 /**
  * The request rules of the fields every endpoint has, shared by `/webhook-config` (the default
@@ -63,4 +64,20 @@ export const WebhookTypesField = (options: FieldOptions = {}) =>
     ArrayMaxSize(WEBHOOK_TYPES.length),
     ArrayUnique({ message: 'webhookTypes must not contain duplicates' }),
     IsIn(WEBHOOK_TYPES, { each: true }),
+  );
+
+/** `none` (the default) or `resource`: the webhooks of one resource one at a time, in event order. */
+export const OrderingField = () =>
+  applyDecorators(
+    ApiProperty({
+      enum: ENDPOINT_ORDERINGS,
+      required: false,
+      example: 'resource',
+      description:
+        '`none` (default): each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent ' +
+        'one at a time in event order (the next waits until the previous one succeeded or ended failed; waiting is not an ' +
+        'attempt), each carrying `x-service-webhook-sequence`: 1, 2, 3… per endpoint and resourceId, the same on every retry.',
+    }),
+    presence({}),
+    IsIn(ENDPOINT_ORDERINGS, { message: `ordering must be one of: ${ENDPOINT_ORDERINGS.join(', ')}` }),
   );

@@ -21,7 +21,8 @@ import {
 import type { WebhookType } from '../../domain-events/domain-event.catalogue';
 import { AUTH_TYPES } from '../endpoint-auth.rules';
 import { MAX_PEM_LENGTH } from '../endpoint-tls.rules';
-import { EnabledField, SharedSecretField, UrlField, WebhookTypesField } from './endpoint-fields';
+import type { EndpointOrdering } from '../webhook-endpoint.rules';
+import { EnabledField, OrderingField, SharedSecretField, UrlField, WebhookTypesField } from './endpoint-fields';
 import { MAX_ENDPOINT_DESCRIPTION_LENGTH, MAX_FILTER_CONTRACT_ADDRESSES } from '../webhook-endpoint.rules';
 import {
   MAX_CUSTOM_HEADER_VALUE_LENGTH,
@@ -239,6 +240,10 @@ class WebhookEndpointFields {
   @Min(MIN_RATE_LIMIT_PER_SECOND)
   @Max(MAX_RATE_LIMIT_PER_SECOND)
   rateLimitPerSecond?: number | null;
+
+  /** `none` (default) or `resource`: see the endpoint's `ordering`. */
+  @OrderingField()
+  ordering?: EndpointOrdering;
 }
 
 export class CreateWebhookEndpointDto extends WebhookEndpointFields {
@@ -256,8 +261,8 @@ export class CreateWebhookEndpointDto extends WebhookEndpointFields {
 
 /**
  * Any subset of the POST body; a field left out keeps its value, an empty body changes nothing.
- * On the default endpoint only url, enabled, sharedSecret and webhookTypes (it is the webhook
- * configuration, which has no description nor filters).
+ * On the default endpoint only url, enabled, sharedSecret, webhookTypes and ordering (it is the
+ * webhook configuration, which has no description nor filters).
  */
 export class UpdateWebhookEndpointDto extends WebhookEndpointFields {
   /** Where webhooks are sent (same policy as on POST). */

@@ -3,7 +3,7 @@ import { toChecksumAddress } from '../../../common/evm-address';
 import { formatUtc } from '../../../common/time';
 import { WEBHOOK_TYPES, WebhookType } from '../../domain-events/domain-event.catalogue';
 import { AUTH_TYPES } from '../endpoint-auth.rules';
-import type { WebhookEndpointView } from '../webhook-endpoint.rules';
+import { ENDPOINT_ORDERINGS, type EndpointOrdering, type WebhookEndpointView } from '../webhook-endpoint.rules';
 
 export class WebhookEndpointFiltersDto {
   /** Contracts (EIP-55) whose `nft` and `transaction` webhooks this endpoint receives; null: every contract. */
@@ -86,6 +86,21 @@ export class WebhookEndpointDto {
   @ApiProperty({ type: 'integer', nullable: true, minimum: 1, maximum: 10_000, example: null })
   rateLimitPerSecond: number | null;
 
+  /**
+   * `none`: each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId`
+   * are sent one at a time in event order (the next waits until the previous one succeeded or
+   * failed), each with `x-service-webhook-sequence`.
+   */
+  @ApiProperty({
+    enum: ENDPOINT_ORDERINGS,
+    example: 'none',
+    description:
+      '`none`: each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time ' +
+      'in event order (the next waits until the previous one succeeded or ended failed), each carrying the header ' +
+      '`x-service-webhook-sequence` (1, 2, 3… per endpoint and resourceId).',
+  })
+  ordering: EndpointOrdering;
+
   /** Whether a shared secret is set. The secret itself is never returned. */
   @ApiProperty({ type: Boolean })
   hasSharedSecret: boolean;
@@ -150,6 +165,7 @@ export class WebhookEndpointDto {
       filters: { contractAddresses: view.contractAddresses === null ? null : view.contractAddresses.map(toChecksumAddress) },
       headers: { ...view.headers },
       rateLimitPerSecond: view.rateLimitPerSecond,
+      ordering: view.ordering,
       hasSharedSecret: view.hasSharedSecret,
       previousSecretExpiresAtUtc: formatUtc(view.previousSecretExpiresAt),
       publicKey: view.publicKey,

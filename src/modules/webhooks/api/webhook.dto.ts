@@ -121,6 +121,19 @@ export class WebhookSummaryDto {
   nextAttemptAtUtc: string | null;
   @ApiProperty({ type: Number, nullable: true })
   lastResponseStatus: number | null;
+  /**
+   * Its place among the webhooks of one resourceId to an endpoint with `ordering: resource` (the
+   * `x-service-webhook-sequence` header); null for an unordered endpoint.
+   */
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: null,
+    description:
+      'Its place among the webhooks of one resourceId to an endpoint with `ordering: resource` (sent as the header ' +
+      '`x-service-webhook-sequence`, the same on every retry); null for an unordered endpoint.',
+  })
+  sequence: number | null;
 
   static from(delivery: WebhookDelivery): WebhookSummaryDto {
     return {
@@ -137,6 +150,7 @@ export class WebhookSummaryDto {
       lastAttemptAtUtc: formatUtc(delivery.lastAttemptAt),
       nextAttemptAtUtc: delivery.status === 'pending' ? formatUtc(delivery.nextAttemptAt) : null,
       lastResponseStatus: delivery.lastResponseStatus,
+      sequence: delivery.sequence === null || delivery.sequence === undefined ? null : Number(delivery.sequence),
     };
   }
 }

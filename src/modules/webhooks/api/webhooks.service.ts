@@ -180,7 +180,15 @@ export class WebhooksService {
       const now = new Date();
       await this.outbox.markProcessed(trx, [event.id], now);
       const payload = buildWebhookBody({ ...event, createdAtUtc: formatUtc(event.createdAt), changes: null });
-      const row = { ...event, eventId: event.id, endpointId, payload, eventCreatedAt: event.createdAt.toISOString(), claimed: false };
+      const row = {
+        ...event,
+        eventId: event.id,
+        endpointId,
+        payload,
+        eventCreatedAt: event.createdAt.toISOString(),
+        claimed: false,
+        ordered: target.ordering === 'resource',
+      };
       await this.deliveries.createJudged(trx, [row], now, now);
       this.audit.record(em, {
         organizationId: key.organizationId,

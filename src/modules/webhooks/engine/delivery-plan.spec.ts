@@ -1,6 +1,6 @@
 import type { PendingEvent } from '../../domain-events/domain-event.outbox';
 import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
-import { Admit, planDeliveries, PlanInput } from './delivery-plan';
+import { Admit, deferredForOrder, planDeliveries, PlanInput } from './delivery-plan';
 import type { DeliveryState } from '../webhook-delivery.repository';
 
 const ORG = '0193a6c2-7d1e-7c3a-9f10-0a1b2c3d4e5f';
@@ -26,6 +26,7 @@ function target(overrides: Partial<DeliveryTarget> = {}): DeliveryTarget {
     signingKeys: null,
     auth: null,
     tls: null,
+    ordering: 'none',
     updatedAt: NOW,
     ...overrides,
   };
@@ -59,6 +60,7 @@ function state(overrides: Partial<DeliveryState> = {}): DeliveryState {
     nextAttemptAt: NOW.toISOString(),
     eventCreatedAt: event.createdAt,
     traceparent: null,
+    sequence: null,
     ...overrides,
   };
 }
@@ -169,5 +171,59 @@ describe('delivery plan', () => {
   it('attempts a webhook whose endpoint was deleted, as a permanent failure', () => {
     const plan = planDeliveries(input({ webhookIds: [WEBHOOK], states: new Map([[WEBHOOK, state({ endpointId: OTHER_ENDPOINT })]]) }));
     expect(plan.claim[0].attempt).toEqual(expect.objectContaining({ target: null, permanent: 'the webhook endpoint was deleted' }));
+  });
+
+  describe('an endpoint ordered per resource', () => {
+    const endpoints = new Map([[ORG, [target(), target({ endpointId: OTHER_ENDPOINT, isDefault: false, ordering: 'resource' })]]]);
+
+    it('gets webhooks created ordered and unclaimed, without asking admission; the unordered one is claimed as before', () => {
+      const asked: string[] = [];
+      const admit: Admit = ({ endpointId }) => (asked.push(endpointId), 'afterClaim');
+      const plan = planDeliveries(input({ eventIds: [EVENT], events: new Map([[EVENT, event]]), endpoints, admit }));
+      expect(plan.judge[0].ordered).toBe(true);
+      expect(plan.judge[0].webhooks.map((w) => [w.row.endpointId, w.row.ordered, w.row.claimed, w.first?.attempt ?? null])).toEqual([
+        [ORG, false, true, 1],
+        [OTHER_ENDPOINT, true, false, null],
+      ]);
+      expect(asked).toEqual([ORG]);
+    });
+
+    it('says an event is not ordered when no ordered endpoint takes it', () => {
+      const plan = planDeliveries(input({ eventIds: [EVENT], events: new Map([[EVENT, event]]) }));
+      expect(plan.judge[0].ordered).toBe(false);
+    });
+
+    it("carries a webhook's sequence to its attempt", () => {
+      const plan = planDeliveries(input({ webhookIds: [WEBHOOK], states: new Map([[WEBHOOK, state({ sequence: 7 })]]) }));
+      expect(plan.claim[0].attempt.sequence).toBe(7);
+    });
+  });
+
+  describe('events held back for order', () => {
+    const R1 = 'resource-1';
+    const R2 = 'resource-2';
+    const ev = (id: string, resourceId: string, createdAt: string) => ({ id, organizationId: ORG, resourceId, createdAt });
+
+    it('holds back an event an older unjudged one comes before, and the later events of its resource in the batch', () => {
+      const events = [
+        ev('c', R1, '2026-11-25 12:00:00.000003+00'),
+        ev('a', R1, '2026-11-25 12:00:00.000001+00'),
+        ev('b', R1, '2026-11-25 12:00:00.000002+00'),
+        ev('x', R2, '2026-11-25 12:00:00.000002+00'),
+      ];
+      expect(deferredForOrder(events, new Set(['b']))).toEqual(new Set(['b', 'c']));
+      expect(deferredForOrder(events, new Set())).toEqual(new Set());
+    });
+
+    it('orders events of the same time by id', () => {
+      const at = '2026-11-25 12:00:00.000001+00';
+      expect(deferredForOrder([ev('b', R1, at), ev('a', R1, at)], new Set(['a']))).toEqual(new Set(['a', 'b']));
+      expect(deferredForOrder([ev('b', R1, at), ev('a', R1, at)], new Set(['b']))).toEqual(new Set(['b']));
+    });
+
+    it('keeps resources of other organizations apart', () => {
+      const events = [ev('a', R1, '2026-11-25 12:00:00+00'), { ...ev('b', R1, '2026-11-25 12:00:01+00'), organizationId: 'other' }];
+      expect(deferredForOrder(events, new Set(['a']))).toEqual(new Set(['a']));
+    });
   });
 });

@@ -32,6 +32,8 @@ export interface PlannedAttempt {
   resourceType: string;
   /** The W3C traceparent of the request that wrote the event, for the attempt's span to link to; null when untraced. */
   traceparent: string | null;
+  /** Its place among the webhooks of its resource to an ordered endpoint (x-service-webhook-sequence); null when unordered. */
+  sequence: number | null;
   /** Null when the endpoint no longer exists (a permanent failure). */
   target: DeliveryTarget | null;
   /** The endpoint whose concurrency slot the attempt takes; null when no request is made. */
@@ -46,8 +48,12 @@ export interface PlannedAttempt {
 export type Settled = { kind: 'done' } | { kind: 'busy' } | { kind: 'wait'; delayMs: number };
 
 export interface DeliveryPlan {
-  /** Events to judge, each with the webhooks it creates (one per matching endpoint) and, if admitted, their first attempt. */
-  judge: { eventId: string; webhooks: { row: NewDelivery; first: PlannedAttempt | null }[] }[];
+  /**
+   * Events to judge, each with the webhooks it creates (one per matching endpoint) and, if
+   * admitted, their first attempt. A webhook to an endpoint ordered per resource is never sent at
+   * once: it waits for its predecessors, which only the claim can tell (`first` null, `ordered`).
+   */
+  judge: { eventId: string; ordered: boolean; webhooks: { row: NewDelivery; first: PlannedAttempt | null }[] }[];
   /** Existing webhooks whose next attempt is due and admitted: claim it (version = the attempt count read), then make it. */
   claim: { expectedAttemptCount: number; attempt: PlannedAttempt }[];
   /** Webhooks with nothing to do now, or that must wait. */
@@ -83,8 +89,11 @@ export function planDeliveries(input: PlanInput): DeliveryPlan {
     const event = input.events.get(eventId);
     if (!event) continue; // judged already (by another worker, or before a redelivered job): its webhooks carry on
     const webhooks: DeliveryPlan['judge'][number]['webhooks'] = [];
+    let eventOrdered = false;
     for (const target of input.endpoints.get(event.organizationId) ?? []) {
       if (decideEvent(event, target).kind === 'skip') continue;
+      const ordered = target.ordering === 'resource';
+      eventOrdered ||= ordered;
       const id = webhookIdFor(eventId, target.endpointId, target.isDefault);
       const payload = buildWebhookBody({
         organizationId: event.organizationId,
@@ -104,19 +113,30 @@ export function planDeliveries(input: PlanInput): DeliveryPlan {
           payload,
           resourceType: event.resourceType,
           traceparent: event.traceparent,
+          sequence: null,
         },
         event.createdAt,
         target,
         { lastAttemptAt: null, nextAttemptAt: now },
-        admit,
+        // Not even asked for a slot: an ordered webhook is made due and left to the claim.
+        ordered ? () => 'none' : admit,
       );
-      const first = attempt === null ? null : { ...attempt, attempt: 1, cycleStartAttempt: 0 };
+      const first = attempt === null || ordered ? null : { ...attempt, attempt: 1, cycleStartAttempt: 0 };
       webhooks.push({
-        row: { ...event, id, eventId, endpointId: target.endpointId, payload, eventCreatedAt: event.createdAt, claimed: first !== null },
+        row: {
+          ...event,
+          id,
+          eventId,
+          endpointId: target.endpointId,
+          payload,
+          eventCreatedAt: event.createdAt,
+          claimed: first !== null,
+          ordered,
+        },
         first,
       });
     }
-    plan.judge.push({ eventId, webhooks });
+    plan.judge.push({ eventId, ordered: eventOrdered, webhooks });
   }
 
   for (const id of new Set(input.webhookIds)) {
@@ -159,6 +179,7 @@ function plannedAttempt(
     payload: string;
     resourceType: string;
     traceparent: string | null;
+    sequence: number | null;
   },
   eventCreatedAt: string,
   target: DeliveryTarget | null,
@@ -178,9 +199,43 @@ function plannedAttempt(
     eventCreatedAt: new Date(eventCreatedAt),
     resourceType: webhook.resourceType,
     traceparent: webhook.traceparent,
+    sequence: webhook.sequence,
     target,
     receiver: permanent ? null : webhook.endpointId,
     permanent,
     previous,
   };
+}
+
+/**
+ * The events of a batch that must wait before being judged because webhooks numbered per resource
+ * follow event order: each event an older unjudged event of its resource comes before
+ * (`blockedByOlder`, events outside the batch), and every later event of the batch of the same
+ * resource as one of those (it would otherwise be numbered ahead of it). Events of a resource in
+ * the batch are ordered by time, then id.
+ */
+export function deferredForOrder(
+  events: readonly Pick<PendingEvent, 'id' | 'organizationId' | 'resourceId' | 'createdAt'>[],
+  blockedByOlder: ReadonlySet<string>,
+): Set<string> {
+  const byResource = new Map<string, Pick<PendingEvent, 'id' | 'createdAt'>[]>();
+  for (const event of events) {
+    const key = `${event.organizationId}:${event.resourceId}`;
+    const list = byResource.get(key);
+    if (list) list.push(event);
+    else byResource.set(key, [event]);
+  }
+  const deferred = new Set<string>();
+  for (const list of byResource.values()) {
+    list.sort((a, b) => compareTimes(a.createdAt, b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const firstBlocked = list.findIndex((event) => blockedByOlder.has(event.id));
+    if (firstBlocked >= 0) for (const event of list.slice(firstBlocked)) deferred.add(event.id);
+  }
+  return deferred;
+}
+
+function compareTimes(a: string, b: string): number {
+  const diff = new Date(a).getTime() - new Date(b).getTime();
+  // Same millisecond: PostgreSQL's text keeps the microseconds, and one format sorts as text.
+  return diff !== 0 ? diff : a < b ? -1 : a > b ? 1 : 0;
 }

@@ -2,9 +2,9 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config';
-import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
+import { DomainEventOutbox, PendingEvent } from '../../domain-events/domain-event.outbox';
 import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
-import { Admit, DeliveryPlan, PlannedAttempt, planDeliveries } from './delivery-plan';
+import { Admit, deferredForOrder, DeliveryPlan, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { EndpointHealthTally } from './endpoint-health';
 import { EndpointRateLimiter, rateLimitedDelayMs } from './endpoint-rate-limiter';
 import { AdmittedAttempts, admitAttempt, organizationShare } from './fair-share';
@@ -49,6 +49,13 @@ const RESULT_BATCH = { maxItems: 500, maxWaitMs: 15 };
 const HEALTH_FLUSH_MS = 1000;
 /** Webhooks to look at again later, queued together as their own jobs. */
 const REQUEUE_BATCH = { maxItems: 200, maxWaitMs: 5 };
+/**
+ * How long a webhook ordered per resource waits behind a pending predecessor before it looks
+ * again. Only a fallback: the end of the predecessor wakes it at once (see releaseSuccessors).
+ */
+const ORDER_WAIT_MS = { min: 2000, jitter: 2000 };
+/** How long an event waits before it is judged again when an older event of its resource is still unjudged. */
+const OLDER_EVENT_WAIT_MS = 50;
 
 /** One unit of a job: an event to judge or a webhook to attempt (a job carries one kind). */
 interface Work {
@@ -125,6 +132,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     this.work = new MicroBatch((items) => this.handleBatch(items), JOB_BATCH);
     this.results = new MicroBatch(async (rows) => {
       const applied = await this.deliveries.recordResults(rows);
+      const ended = rows.filter((row) => row.sequence !== null && row.status !== 'pending' && applied.has(row.id)).map((row) => row.id);
+      if (ended.length > 0) void this.releaseSuccessors(ended);
       const at = new Date();
       for (const row of rows) {
         const firstOfCycle = row.attempt === row.cycleStartAttempt + 1;
@@ -173,7 +182,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     for (const j of plan.judge) for (const w of j.webhooks) if (w.first && !w.first.permanent) unstarted.set(w.first.id, w.first);
     for (const c of plan.claim) if (!c.attempt.permanent) unstarted.set(c.attempt.id, c.attempt);
     try {
-      return await this.carryOut(items, plan, states, now, leaseUntil, unstarted);
+      return await this.carryOut(items, plan, states, events, now, leaseUntil, unstarted);
     } finally {
       for (const attempt of unstarted.values()) this.admitted.remove(attempt);
     }
@@ -184,6 +193,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     items: Work[],
     plan: DeliveryPlan,
     states: Map<string, DeliveryState>,
+    events: Map<string, PendingEvent>,
     now: Date,
     leaseUntil: Date,
     unstarted: Map<string, PlannedAttempt>,
@@ -194,27 +204,41 @@ export class WebhookDeliveryService implements OnModuleDestroy {
 
     // Events: judged into their webhooks (first attempts claimed) in one transaction. One another
     // worker judged meanwhile is carried by that worker.
+    // Webhooks numbered per resource follow event order: an event an older unjudged event of its
+    // resource comes before waits for it (judged by another batch or worker, or not relayed yet).
+    const orderedEvents = plan.judge.filter((j) => j.ordered).map((j) => events.get(j.eventId)!);
+    const deferred =
+      orderedEvents.length > 0 ? deferredForOrder(orderedEvents, await this.outbox.olderUnjudged(orderedEvents)) : new Set<string>();
+    for (const eventId of deferred) {
+      outcome.set(key('event', eventId), new RetryLaterError(OLDER_EVENT_WAIT_MS, 'an older event of its resource is not judged yet'));
+    }
+    const toJudge = plan.judge.filter((j) => !deferred.has(j.eventId));
     let judged = new Set<string>();
-    if (plan.judge.length > 0) {
+    if (toJudge.length > 0) {
       judged = await knexTransaction(this.em, async (trx) => {
         const marked = await this.outbox.markProcessed(
           trx,
-          plan.judge.map((j) => j.eventId),
+          toJudge.map((j) => j.eventId),
           now,
         );
-        const rows = plan.judge.filter((j) => marked.has(j.eventId)).flatMap((j) => j.webhooks.map((w) => w.row));
+        const rows = toJudge.filter((j) => marked.has(j.eventId)).flatMap((j) => j.webhooks.map((w) => w.row));
         await this.deliveries.createJudged(trx, rows, now, leaseUntil);
         return marked;
       });
     }
-    for (const { eventId, webhooks } of plan.judge) {
+    for (const { eventId, webhooks } of toJudge) {
       if (!judged.has(eventId)) continue;
       outcome.set(
         key('event', eventId),
         this.carry(
           webhooks.map((w) => ({
             id: w.row.id,
-            run: w.first ? this.start(w.first, now, leaseUntil, unstarted) : this.busy(w.row.organizationId, w.row.endpointId),
+            // An ordered webhook is due at once under its own job, where the claim checks its predecessors.
+            run: w.first
+              ? this.start(w.first, now, leaseUntil, unstarted)
+              : w.row.ordered
+                ? new RetryLaterError(0, 'ordered: the claim decides')
+                : this.busy(w.row.organizationId, w.row.endpointId),
           })),
         ),
       );
@@ -231,17 +255,29 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       outcome.set(key('webhook', id), run);
     }
     try {
-      const claims = await this.deliveries.claim(
+      const { claimed: claims, waiting } = await this.deliveries.claim(
         plan.claim.map((c) => ({
           id: c.attempt.id,
           expectedAttemptCount: c.expectedAttemptCount,
           previousStartedAt: c.attempt.previous.lastAttemptAt,
+          numbered: c.attempt.sequence !== null,
         })),
         now,
         leaseUntil,
       );
       for (const { attempt } of plan.claim) {
         const claim = claims.get(attempt.id);
+        if (waiting.has(attempt.id)) {
+          // Behind a pending predecessor: not an attempt; woken when the predecessor ends.
+          outcome.set(
+            key('webhook', attempt.id),
+            new RetryLaterError(
+              ORDER_WAIT_MS.min + Math.round(Math.random() * ORDER_WAIT_MS.jitter),
+              'waiting for the previous webhook of its resource',
+            ),
+          );
+          continue;
+        }
         // Unclaimed: claimed, finished or changed by someone else since it was read; their job carries it on.
         outcome.set(
           key('webhook', attempt.id),
@@ -399,6 +435,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       responseBody: result.responseBody,
       error: result.error,
       status: after.status,
+      sequence: claim.sequence,
       nextAttemptAt: after.status === 'pending' ? new Date(now.getTime() + after.delayMs) : null,
       succeededAt: after.status === 'succeeded' ? now : null,
     });
@@ -482,6 +519,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       'x-service-webhook-id': claim.id,
       'x-service-webhook-event-id': claim.eventId,
       'x-service-webhook-attempt': String(claim.attempt),
+      // Ordered per resource: the webhook's place among those of its resource, the same on every retry.
+      ...(claim.sequence !== null ? { 'x-service-webhook-sequence': String(claim.sequence) } : {}),
       // The attempt's own span, so a traced receiver continues the trace of this very attempt.
       ...(span ? { traceparent: span.traceparent } : {}),
     };
@@ -515,6 +554,19 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     const leftMs = until - Date.now();
     if (leftMs <= 0) this.rateFullUntil.delete(endpointId);
     return Math.max(0, leftMs);
+  }
+
+  /**
+   * Wakes the next webhook of each resource whose ordered webhook just ended, so the chain moves
+   * on without waiting for its next look. A failure here only delays it until that look (or the
+   * reconciler's, after a lost job).
+   */
+  private async releaseSuccessors(endedIds: string[]): Promise<void> {
+    try {
+      await this.jobs.wake(await this.deliveries.successors(endedIds));
+    } catch (error) {
+      this.logger.warn({ err: error, webhooks: endedIds.length }, 'could not wake the next ordered webhooks; they look again shortly');
+    }
   }
 
   /** Writes the endpoints' health gathered since the last write; a failed write only delays auto-disable. */

@@ -97,6 +97,9 @@ export function delayOf(reason: unknown): number {
   return typeof delayMs === 'number' ? Math.max(1, delayMs) : 1000;
 }
 
+/** How long after a running job is found busy it is woken again (it may have been held back meanwhile). */
+const WAKE_AGAIN_MS = 200;
+
 const MOVING_STATES = new Set(['waiting', 'delayed', 'active', 'paused']);
 
 /**
@@ -159,6 +162,24 @@ export class WebhookJobs {
     const jobs = [...events.flatMap((id) => relayJobs([id])), ...webhooks.map((id) => webhookJob(id))];
     if (jobs.length > 0) await this.main.addBulk(jobs);
     return [...events, ...webhooks];
+  }
+
+  /**
+   * Webhooks to look at now, whatever their job is doing: a delayed one is moved forward, a
+   * missing one is queued; one running right now is looked at again shortly after it is done.
+   */
+  async wake(ids: readonly string[], again = true): Promise<void> {
+    const running: string[] = [];
+    const missing: string[] = [];
+    for (const id of ids) {
+      const job = await this.main.getJob(id);
+      const state = job ? await job.getState() : null;
+      if (state === 'delayed') await job!.promote().catch(() => missing.push(id));
+      else if (state === 'active') running.push(id);
+      else if (state !== 'waiting' && state !== 'paused') missing.push(id);
+    }
+    if (missing.length > 0) await this.addIfIdle({ eventIds: [], webhookIds: missing });
+    if (again && running.length > 0) setTimeout(() => void this.wake(running, false).catch(() => undefined), WAKE_AGAIN_MS).unref();
   }
 
   /** Runs `handle` for every job of both lanes, each with the full concurrency (a burst is kept aside, not slowed down). */
