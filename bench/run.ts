@@ -451,13 +451,15 @@ async function burst(db: Client, receiver: ChildProcess, organizationId: string,
 }
 
 /**
- * Before a CPU measurement: a burst of a fifth of the size, unmeasured, so every process measured
- * has compiled its hot paths (a cold process spends a third more CPU on its first thousands of
- * webhooks), then a VACUUM ANALYZE of the history tables, so no burst pays for cleaning up after
- * the one before it. Every configuration is then measured in the same state.
+ * Before a CPU measurement: an unmeasured burst, so every process measured has compiled its hot
+ * paths (a fresh process spends a third more CPU on its first tens of thousands of webhooks; a
+ * worker in production runs for days), then a VACUUM ANALYZE of the history tables, so no burst
+ * pays for cleaning up after the one before it. Every configuration is then measured in the same
+ * state: a process new to the run is warmed with EVENTS webhooks of its own, one already warm
+ * with a fifth of that.
  */
-async function warmUp(db: Client, receiver: ChildProcess, organizationId: string): Promise<void> {
-  await burst(db, receiver, organizationId, 1, Math.max(1, Math.round(EVENTS / 5)));
+async function warmUp(db: Client, receiver: ChildProcess, organizationId: string, events = Math.round(EVENTS / 5)): Promise<void> {
+  await burst(db, receiver, organizationId, 1, Math.max(1, events));
   await db.query('vacuum analyze domain_event, webhook_delivery, webhook_attempt');
 }
 
@@ -740,7 +742,7 @@ async function main(): Promise<void> {
         if (profile) log(`  work per webhook, ${label}:\n${(await profile.report(result.delivered)).join('\n')}`);
         return result;
       };
-      await warmUp(db, receiver.child, data.hookOrg.id);
+      await warmUp(db, receiver.child, data.hookOrg.id, EVENTS);
       const oneWorker = await measured(
         'one worker',
         () => [service.child.pid!],
@@ -757,26 +759,33 @@ async function main(): Promise<void> {
       // burst above). A configuration's figure is its better round: on a shared 2-core machine one
       // burst can differ from an identical one by a fifth, and taking the same number of rounds of
       // each keeps the comparison even. Every round is logged and kept in the results.
-      const measureTwoWorkers = async (label: string) => {
-        const worker = await Service.start(databaseUrl, 'worker');
-        cleanups.push(() => worker.stop());
-        try {
-          await warmUp(db, receiver.child, data.hookOrg.id);
-          const round = await measured(
-            label,
-            () => [service.child.pid!, worker.child.pid!],
-            () => burst(db, receiver.child, data.hookOrg.id),
-          );
-          log(
-            `  ${round.deliveriesPerSecond}/s with two workers, ${round.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(round.cpuMs)}`,
-          );
-          return round;
-        } finally {
-          await worker.stop();
-        }
+      const twoWorkerRound = async (label: string, worker: Service) => {
+        const round = await measured(
+          label,
+          () => [service.child.pid!, worker.child.pid!],
+          () => burst(db, receiver.child, data.hookOrg.id),
+        );
+        log(
+          `  ${round.deliveriesPerSecond}/s with two workers, ${round.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(round.cpuMs)}`,
+        );
+        return round;
       };
-      log('scale-out: a second worker process (ROLE=worker), round 1');
-      const twoWorkersRound1 = await measureTwoWorkers('two workers, round 1');
+      // Rounds in the order one, two, two, one, so a drift of the machine over the run weighs on
+      // both configurations alike.
+      log('scale-out: a second worker process (ROLE=worker), rounds 1 and 2');
+      const worker = await Service.start(databaseUrl, 'worker');
+      cleanups.push(() => worker.stop());
+      let twoWorkersRound1: Awaited<ReturnType<typeof twoWorkerRound>>;
+      let twoWorkersRound2: Awaited<ReturnType<typeof twoWorkerRound>>;
+      try {
+        // The new process takes about half of a burst: twice EVENTS warm it like the first one.
+        await warmUp(db, receiver.child, data.hookOrg.id, EVENTS * 2);
+        twoWorkersRound1 = await twoWorkerRound('two workers, round 1', worker);
+        await warmUp(db, receiver.child, data.hookOrg.id);
+        twoWorkersRound2 = await twoWorkerRound('two workers, round 2', worker);
+      } finally {
+        await worker.stop();
+      }
       log('scale-out: one worker, round 2');
       await warmUp(db, receiver.child, data.hookOrg.id);
       const oneWorkerRound2 = await measured(
@@ -787,8 +796,6 @@ async function main(): Promise<void> {
       log(
         `  ${oneWorkerRound2.deliveriesPerSecond}/s with one worker, ${oneWorkerRound2.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(oneWorkerRound2.cpuMs)}`,
       );
-      log('scale-out: two workers, round 2');
-      const twoWorkersRound2 = await measureTwoWorkers('two workers, round 2');
       const better = <T extends { cpuMsPerWebhook: number }>(a: T, b: T) => (b.cpuMsPerWebhook < a.cpuMsPerWebhook ? b : a);
       const oneWorkerBest = better(oneWorker, oneWorkerRound2);
       const twoWorkers = better(twoWorkersRound1, twoWorkersRound2);
