@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, Server as HttpServer } from 'node:http';
-import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import { AddressInfo, connect, createServer as createNetServer, Server as NetServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MetadataHttpClient } from '../src/modules/chain/metadata/metadata-http-client';
 import { WebhookSender } from '../src/modules/webhooks/engine/webhook-sender';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
-import { makePki, Pki } from './support/pki';
+import { listenMutualTls, makePki, Pki } from './support/pki';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
 import { createWallet, WEBHOOKS_PATH } from './support/webhooks';
@@ -75,14 +75,7 @@ describe('egress proxy (WEBHOOK_PROXY_URL)', () => {
     receiver = await new TestReceiver().start();
     dir = mkdtempSync(join(tmpdir(), 'egress-'));
     pki = makePki(dir);
-    https = createHttpsServer(
-      { key: pki.serverKey, cert: pki.serverCert, ca: pki.ca, requestCert: true, rejectUnauthorized: true },
-      (req, res) => {
-        req.resume();
-        req.on('end', () => res.writeHead(200).end('ok'));
-      },
-    );
-    await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
+    https = await listenMutualTls(pki);
     tokenServer = createHttpServer((req, res) => {
       req.resume();
       tokenRequests += 1;

@@ -83,4 +83,35 @@ describe('webhook delivery on a Redis Cluster', () => {
     );
     expect([...succeeded].sort()).toEqual([...wallets].sort());
   });
+
+  it("counts an endpoint's rate limit on the cluster: at most its limit in any second, each endpoint's count on one node", async () => {
+    const RATE = 3;
+    const WRITES = 9;
+    const org = await createOrganization(t);
+    const endpoint = (
+      await t
+        .http()
+        .post('/api/organization/v1/current-organization/webhook-endpoints')
+        .set(bearer(org.adminKey))
+        .send({ url: receiver.url, sharedSecret: SECRET, webhookTypes: ['custodialAccount'], rateLimitPerSecond: RATE })
+        .expect(201)
+    ).body as { id: string };
+    const wallets = await Promise.all(Array.from({ length: WRITES }, (_, i) => createWallet(t, org, `rate${i}`)));
+    // While the limited stream runs (3 seconds at least), its count lives on exactly one node.
+    await receiver.waitFor((r) => r.length >= 1);
+    const countKeys = [...(await cluster.keysByNode(`${prefix}:endpoint-rate:{${endpoint.id}}`)).values()].filter(
+      (keys) => keys.length > 0,
+    );
+    expect(countKeys).toHaveLength(1);
+    const received = await receiver.waitFor((r) => new Set(r.map((w) => w.body.resourceId)).size === WRITES, 30_000);
+    expect(new Set(received.map((w) => w.body.resourceId))).toEqual(new Set(wallets));
+    // An attempt is signed with the second its window gave it its place.
+    const perSecond = new Map<string, number>();
+    for (const w of received) {
+      const second = String(w.headers['webhook-timestamp']);
+      perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+    }
+    expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(RATE);
+    expect(perSecond.size).toBeGreaterThanOrEqual(WRITES / RATE);
+  });
 });

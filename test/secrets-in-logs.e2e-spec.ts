@@ -2,12 +2,12 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, Server as HttpServer } from 'node:http';
-import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSecret } from '../src/modules/webhook-config/secret-box';
-import { makePki } from './support/pki';
+import { listenMutualTls, makePki } from './support/pki';
 import { bearer, createApiKey, createOrganization } from './support/factories';
 import { newAddress, nftApi } from './support/nft';
 import { TestReceiver, waitUntil } from './support/receiver';
@@ -70,14 +70,7 @@ describe('no secret reaches the logs', () => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: accessToken, expires_in: 3600 }));
     });
     await new Promise<void>((resolve) => tokenServer.listen(0, '127.0.0.1', resolve));
-    https = createHttpsServer(
-      { key: pki.serverKey, cert: pki.serverCert, ca: pki.ca, requestCert: true, rejectUnauthorized: true },
-      (req, res) => {
-        req.resume();
-        req.on('end', () => res.writeHead(200).end('ok'));
-      },
-    );
-    await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
+    https = await listenMutualTls(pki);
     t = await createTestApp({ LOG_LEVEL: 'debug', SECRETS_ENCRYPTION_KEY: encryptionKey.toString('base64') });
 
     // Operator actions.

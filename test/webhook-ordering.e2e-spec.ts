@@ -1,4 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startWorker } from './support/service-process';
 import { randomUUID } from 'node:crypto';
 import { MikroORM } from '@mikro-orm/postgresql';
 import Redis from 'ioredis';
@@ -14,28 +15,6 @@ const SEQUENCE = 'x-service-webhook-sequence';
 const RETRY_SCHEDULE = Array.from({ length: 12 }, () => '200ms').join(',');
 let prefixCounter = 0;
 const uniquePrefix = () => `to${process.env.TEST_RUN_ID}n${(prefixCounter += 1)}`;
-
-/** Starts the real service entry point as a separate worker process (as test/webhooks-faults does). */
-function startWorker(env: Record<string, string | undefined>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--swc', 'src/main.ts'], {
-    env: { ...process.env, ...env, ROLE: 'worker', PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('worker did not start in 60 s')), 60_000);
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('listening on')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`worker exited with ${code}: ${output.slice(-2000)}`)));
-  });
-}
 
 /** A receiver answering 500 to about 30% of requests, remembering what it answered to each. */
 function flakyReceiver(receiver: TestReceiver, answered: Map<ReceivedWebhook, number>, failPaths: (path: string) => boolean): void {

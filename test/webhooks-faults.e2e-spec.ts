@@ -1,4 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startWorker } from './support/service-process';
 import { MikroORM } from '@mikro-orm/postgresql';
 import Redis from 'ioredis';
 import { bearer, createOrganization } from './support/factories';
@@ -10,29 +11,6 @@ import { relayJobId, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from '../src/modules/we
 const SECRET = 'fault-drill-shared-secret';
 let prefixCounter = 0;
 const uniquePrefix = () => `tf${process.env.TEST_RUN_ID}n${(prefixCounter += 1)}`;
-
-/** Starts the real service entry point as a separate worker process. */
-function startWorker(env: Record<string, string | undefined>): Promise<ChildProcess> {
-  // node itself, not npx: SIGKILL must hit the worker, not a wrapper that leaves it orphaned.
-  const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--swc', 'src/main.ts'], {
-    env: { ...process.env, ...env, ROLE: 'worker', PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('worker did not start in 60 s')), 60_000);
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('listening on')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`worker exited with ${code}: ${output.slice(-2000)}`)));
-  });
-}
 
 describe('webhook delivery under faults', () => {
   let receiver: TestReceiver;

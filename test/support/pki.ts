@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 
 /** A private CA, a server certificate for 127.0.0.1, a client certificate it signed, and a stranger's. */
@@ -55,4 +56,17 @@ export function makePki(dir: string): Pki {
     strangerCert: read('stranger.crt'),
     strangerKey: read('stranger.key'),
   };
+}
+
+/** An HTTPS receiver on a free local port that requires a client certificate from the PKI's CA and answers 200. */
+export async function listenMutualTls(pki: Pki): Promise<HttpsServer> {
+  const server = createHttpsServer(
+    { key: pki.serverKey, cert: pki.serverCert, ca: pki.ca, requestCert: true, rejectUnauthorized: true },
+    (req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200).end('ok'));
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
 }

@@ -85,3 +85,29 @@ export class ServiceProcess {
     await this.exit;
   }
 }
+
+/**
+ * Starts the real service entry point as a separate worker process and resolves once it listens;
+ * for tests that kill it (node itself, not npx: SIGKILL must hit the worker, not a wrapper that
+ * leaves it orphaned) or read its output.
+ */
+export function startWorker(env: Record<string, string | undefined>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--swc', 'src/main.ts'], {
+    env: { ...process.env, ...env, ROLE: 'worker', PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('worker did not start in 60 s')), 60_000);
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('listening on')) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`worker exited with ${code}: ${output.slice(-2000)}`)));
+  });
+}
