@@ -65,21 +65,49 @@ async function succeededCount(t: TestApp, org: TestOrganization, endpointId: str
 /**
  * What an ordered endpoint's receiver saw of each resource, in arrival order: every webhook
  * numbered, its number its event's step (event order), and each one either the next number after
- * the last one answered 2xx or, when `resends` (a worker killed after the answer, before recording
- * it), that last one again. Returns how many of each resource were answered 2xx.
+ * the last one answered 2xx or that last one again (a resend: at-least-once delivery sends a
+ * webhook again when its answer did not count, see `resendsAreExplained`). Returns how many of
+ * each resource were answered 2xx, and the resends with the receipt each one repeats.
  */
-function checkOrder(received: ReceivedWebhook[], answered: Map<ReceivedWebhook, number>, resends = false): Map<string, number> {
-  const done = new Map<string, number>();
+function checkOrder(
+  received: ReceivedWebhook[],
+  answered: Map<ReceivedWebhook, number>,
+): { done: Map<string, number>; resends: { resend: ReceivedWebhook; of: ReceivedWebhook }[] } {
+  const done = new Map<string, { sequence: number; webhook: ReceivedWebhook }>();
+  const resends: { resend: ReceivedWebhook; of: ReceivedWebhook }[] = [];
   for (const webhook of received) {
     const resource = String(webhook.body.resourceId);
     const sequence = Number(webhook.headers[SEQUENCE]);
     expect(sequence).toBe((webhook.body.changes as { step: number }).step);
-    const last = done.get(resource) ?? 0;
-    if (resends && sequence === last) continue;
-    expect({ resource, sequence }).toEqual({ resource, sequence: last + 1 });
-    if (answered.get(webhook) === 200) done.set(resource, sequence);
+    const last = done.get(resource);
+    if (last && sequence === last.sequence) {
+      expect(webhook.body.id).toBe(last.webhook.body.id);
+      resends.push({ resend: webhook, of: last.webhook });
+      continue;
+    }
+    expect({ resource, sequence }).toEqual({ resource, sequence: (last?.sequence ?? 0) + 1 });
+    if (answered.get(webhook) === 200) done.set(resource, { sequence, webhook });
   }
-  return done;
+  return { done: new Map([...done].map(([resource, { sequence }]) => [resource, sequence])), resends };
+}
+
+/**
+ * A webhook answered 2xx and then sent again is a duplicate the service owes an explanation for:
+ * its log must show that attempt without the 2xx (the answer came too late, or the worker was
+ * killed before recording it). A 2xx the service recorded and still sent again would be a bug.
+ */
+async function resendsAreExplained(t: TestApp, org: TestOrganization, resends: { resend: ReceivedWebhook; of: ReceivedWebhook }[]) {
+  for (const { of } of resends) {
+    const log = await t
+      .http()
+      .get(`${WEBHOOKS_PATH}/${String(of.body.id)}`)
+      .set(bearer(org.adminKey))
+      .expect(200);
+    const attempt = (log.body.attempts as { attempt: number; responseStatus: number | null }[]).find(
+      (a) => a.attempt === Number(of.headers['x-service-webhook-attempt']),
+    );
+    expect(attempt?.responseStatus).not.toBe(200);
+  }
 }
 
 describe('ordered delivery per resource', () => {
@@ -158,7 +186,8 @@ describe('ordered delivery per resource', () => {
         55_000,
       );
       const at = (path: string) => receiver.received.filter((w) => w.path === path);
-      const done = checkOrder(at('/ordered'), answered);
+      const { done, resends } = checkOrder(at('/ordered'), answered);
+      await resendsAreExplained(t, org, resends);
       expect([...done.keys()].sort()).toEqual([...resources].sort());
       expect([...done.values()]).toEqual(resources.map(() => 50));
 
@@ -212,7 +241,8 @@ describe('ordered delivery per resource', () => {
         (n) => n === 200,
         45_000,
       );
-      const done = checkOrder(receiver.received, answered, true);
+      const { done, resends } = checkOrder(receiver.received, answered);
+      await resendsAreExplained(api, org, resends);
       expect([...done.values()]).toEqual(resources.map(() => 20));
     } finally {
       first?.kill('SIGKILL');
@@ -240,7 +270,8 @@ describe('ordered delivery per resource', () => {
         (n) => n === 200,
         45_000,
       );
-      const done = checkOrder(receiver.received, answered, true);
+      const { done, resends } = checkOrder(receiver.received, answered);
+      await resendsAreExplained(t, org, resends);
       expect([...done.values()]).toEqual(resources.map(() => 20));
 
       // A redelivery is the same webhook again: it keeps its number.
