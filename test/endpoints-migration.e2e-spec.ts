@@ -1,3 +1,4 @@
+import { v7 as uuidv7 } from 'uuid';
 import { bearer, createApiKey } from './support/factories';
 import { upgradeDatabase } from './support/isolated-database';
 import { createTestApp } from './support/test-app';
@@ -18,7 +19,11 @@ describe('webhook endpoints migration', () => {
   it('makes the configuration the default endpoint and keeps every webhook, with its id, as its event and endpoint', async () => {
     const orm = await database.open();
     const orgId = '01930000-0000-7000-8000-0000000000b1';
-    const webhookIds = ['01930000-0000-7000-8000-000000000201', '01930000-0000-7000-8000-000000000202'];
+    // The history is kept by the time its ids carry: webhooks of an hour ago, well inside the
+    // retention the started app enforces (ids of a fixed past day would be dropped with their
+    // day once that day is older than the retention, and the log read after it would be empty).
+    const sentAt = [Date.now() - 3_600_000, Date.now() - 3_599_000];
+    const webhookIds = sentAt.map((msecs) => uuidv7({ msecs }));
     try {
       await orm.getMigrator().up({ to: BEFORE_ENDPOINTS });
       const conn = orm.em.getConnection();
@@ -35,7 +40,7 @@ describe('webhook endpoints migration', () => {
           `insert into "webhook_delivery" ("id", "created_at", "organization_id", "webhook_type", "resource_type", "resource_id", "action",
              "payload", "event_created_at", "status", "attempt_count", "cycle_start_attempt", "last_response_status", "succeeded_at")
            values (?, ?, ?, 'nft', 'Token', ?, 'create', '{}', ?, 'succeeded', 1, 0, 200, ?)`,
-          [id, `2026-11-01T10:00:0${i + 2}.000Z`, orgId, id, `2026-11-01T10:00:0${i + 2}.000Z`, `2026-11-01T10:00:0${i + 2}.100Z`],
+          [id, new Date(sentAt[i]), orgId, id, new Date(sentAt[i]), new Date(sentAt[i] + 100)],
         );
       }
       await orm.getMigrator().up();

@@ -19,19 +19,26 @@ describe('deadlineSignal', () => {
   it('lets I/O that arrived before the deadline be read first when the process was stalled past it', async () => {
     const { createServer } = await import('node:net');
     const { connect } = await import('node:net');
-    const server = createServer((socket) => socket.end('answer'));
+    let written!: () => void;
+    const answerSent = new Promise<void>((resolve) => (written = resolve));
+    const server = createServer((socket) => socket.end('answer', written));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
     try {
       const events: string[] = [];
       const socket = connect(port, '127.0.0.1');
+      socket.on('data', () => events.push('answer'));
       await new Promise((resolve) => socket.once('connect', resolve));
+      // The answer is on its way (handed to the kernel) before the deadline is set.
+      await answerSent;
       const signal = deadlineSignal(20);
       signal.addEventListener('abort', () => events.push('timeout'));
-      socket.on('data', () => events.push('answer'));
-      // The answer arrives while the process is stalled; the deadline passes during the stall too.
+      const aborted = new Promise((resolve) => signal.addEventListener('abort', resolve));
+      // The deadline passes while the process is stalled.
       stall(200);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Waits for the abort itself, not a fixed time: on a loaded machine the process can be
+      // descheduled long enough for a fixed wait to end before the deadline's turn comes.
+      await aborted;
       expect(events).toEqual(['answer', 'timeout']);
       socket.destroy();
     } finally {
