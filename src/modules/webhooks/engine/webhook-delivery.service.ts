@@ -38,13 +38,17 @@ const MAX_SLOT_WAIT_MS = 1000;
 /**
  * Jobs arriving within a few milliseconds are judged and claimed together, and results are
  * recorded together: a handful of statements per batch instead of three per webhook. The job
- * wait is short enough not to show in commit-to-receipt latency at a steady rate. Results wait
- * longer: the receiver already has the webhook and the slot is already free, so the wait delays
- * nothing anyone sees, while with several workers splitting the stream it keeps each worker's
- * batches full (half-full batches were most of what a second worker added per webhook).
+ * wait is short enough not to show in commit-to-receipt latency at a steady rate, and judging
+ * batches run side by side, so one held up (a row lock, a slow statement) delays no other
+ * organization's webhooks. Results wait longer, and at most two of their batches write at a time
+ * (the next gathers meanwhile, as a group commit does): the receiver already has the webhook and
+ * the slot is already free, so the wait delays nothing anyone sees, while batches stay full when
+ * several workers split the stream or the database is slow. Each statement has a fixed cost
+ * (planning over the day partitions, a round trip); with a 15 ms wait, a second worker's
+ * half-full result batches made it pay that cost twice as often.
  */
 const JOB_BATCH = { maxItems: 100, maxWaitMs: 2 };
-const RESULT_BATCH = { maxItems: 500, maxWaitMs: 15 };
+const RESULT_BATCH = { maxItems: 500, maxWaitMs: 30, maxInFlight: 2 };
 /** How often a worker writes down what it learned of endpoints' runs of failures (auto-disable). */
 const HEALTH_FLUSH_MS = 1000;
 /** Webhooks to look at again later, queued together as their own jobs. */
