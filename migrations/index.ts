@@ -21,6 +21,7 @@ import { Migration20261126032000EndpointOAuth2 } from './Migration20261126032000
 import { Migration20261126033000EndpointMutualTls } from './Migration20261126033000EndpointMutualTls';
 import { Migration20261126033000EndpointRateLimit } from './Migration20261126033000EndpointRateLimit';
 import { Migration20261126040000OrderedDelivery } from './Migration20261126040000OrderedDelivery';
+import { Migration20261126070000IndexOnlyReads } from './Migration20261126070000IndexOnlyReads';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261126033000EndpointMutualTls', class: Migration20261126033000EndpointMutualTls },
   { name: 'Migration20261126033000EndpointRateLimit', class: Migration20261126033000EndpointRateLimit },
   { name: 'Migration20261126040000OrderedDelivery', class: Migration20261126040000OrderedDelivery },
+  { name: 'Migration20261126070000IndexOnlyReads', class: Migration20261126070000IndexOnlyReads },
 ];

@@ -3,7 +3,7 @@ import { execute, outsideTransaction, queryRows } from '../../database/raw-sql';
 import { dropExpiredPartitions, makeDayPartitions } from '../../database/time-partitions';
 import type { Knex } from 'knex';
 import type { HealthChange } from './engine/endpoint-health';
-import type { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
+import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookAttempt } from './webhook-attempt.entity';
 
 /** The webhooks module's day-partitioned tables, parents before children. */
@@ -108,34 +108,114 @@ export const IN_FLIGHT = 'in flight: no answer recorded yet';
 /** An attempt as the delivery log shows it: recorded, or inferred from the webhook row while in flight. */
 export type LoggedAttempt = Pick<WebhookAttempt, 'attempt' | 'startedAt' | 'durationMs' | 'responseStatus' | 'responseBody' | 'error'>;
 
+/** The delivery log's filters (all optional; the time window on created_at, since inclusive). */
+export interface DeliveryLogQuery {
+  status?: DeliveryStatus;
+  endpointId?: string;
+  webhookTypes?: readonly string[];
+  since?: Date;
+  until?: Date;
+}
+
+/** What a replay selects by: a creation-time window (since inclusive) and finished statuses. */
+export interface ReplayFilter {
+  since: Date;
+  until: Date;
+  statuses: readonly DeliveryStatus[];
+  endpointId?: string;
+  webhookTypes?: readonly string[];
+}
+
+/**
+ * The statement behind a page of the delivery log (GET …/webhooks), exported so that
+ * bench/webhook-log-reads.ts and the tests explain exactly what the service runs.
+ *
+ * The page's ids are chosen first, newest first from `before` (exclusive), from an index alone:
+ * (organization, id), or (organization, status|endpoint|type, id) for that filter, each carrying
+ * every other column the log filters on (migration IndexOnlyReads). Whatever the filters, choosing
+ * is then an index-only scan of each day's partition backwards, merged, that stops at the page's
+ * size and reads no row. Only then are the page's rows read, by primary key: a row carries its
+ * payload, and testing rows against the filters read the row of every webhook skipped.
+ */
+export function deliveryPageSql(
+  organizationId: string,
+  filter: DeliveryLogQuery,
+  before: string | null,
+  limit: number,
+): { sql: string; bindings: unknown[] } {
+  const conditions = ['organization_id = ?'];
+  const bindings: unknown[] = [organizationId];
+  if (filter.status) {
+    conditions.push('status = ?');
+    bindings.push(filter.status);
+  }
+  if (filter.endpointId) {
+    conditions.push('endpoint_id = ?');
+    bindings.push(filter.endpointId);
+  }
+  if (filter.webhookTypes?.length) {
+    conditions.push('webhook_type = any(?::text[])');
+    bindings.push([...filter.webhookTypes]);
+  }
+  if (filter.since) {
+    conditions.push('created_at >= ?');
+    bindings.push(filter.since);
+  }
+  if (filter.until) {
+    conditions.push('created_at < ?');
+    bindings.push(filter.until);
+  }
+  if (before) {
+    conditions.push('id < ?');
+    bindings.push(before);
+  }
+  const sql = `select w.* from (
+    select id from webhook_delivery where ${conditions.join(' and ')} order by id desc limit ?
+  ) p join webhook_delivery w on w.id = p.id
+  order by w.id desc`;
+  return { sql, bindings: [...bindings, limit] };
+}
+
+/**
+ * The statement behind a replay's selection (POST …/webhooks/replay), exported like
+ * deliveryPageSql. The window is on created_at, as the API states it: a webhook's id carries its
+ * event's time, earlier than the webhook's creation by however long the event waited to be judged,
+ * so an id range would not select the same webhooks. Every column it tests, and the id it returns,
+ * are in webhook_delivery_stats_index (organization, created_at) and in the status index
+ * (organization, status, id): each day's partition is an index-only scan of the window, or of its
+ * failed webhooks, whichever is smaller; the ids are then sorted newest first.
+ */
+export function replayableSql(organizationId: string, filter: ReplayFilter, limit: number): { sql: string; bindings: unknown[] } {
+  const conditions = ['organization_id = ?', 'created_at >= ?', 'created_at < ?', 'status = any(?::text[])'];
+  const bindings: unknown[] = [organizationId, filter.since, filter.until, [...filter.statuses]];
+  if (filter.endpointId) {
+    conditions.push('endpoint_id = ?');
+    bindings.push(filter.endpointId);
+  }
+  if (filter.webhookTypes && filter.webhookTypes.length > 0) {
+    conditions.push('webhook_type = any(?::text[])');
+    bindings.push([...filter.webhookTypes]);
+  }
+  return {
+    sql: `select id from webhook_delivery where ${conditions.join(' and ')} order by id desc limit ?`,
+    bindings: [...bindings, limit],
+  };
+}
+
 export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery> {
   private get knex(): Knex {
     return outsideTransaction(this.getEntityManager());
   }
 
   /**
-   * Newest first, keyset on the time-ordered id. Each filter has an index: status and endpoint
-   * (organization, status|endpoint, id), types (organization, type, id), the time window
-   * (organization, created_at).
+   * A page of the delivery log: newest first, keyset on the time-ordered id (see deliveryPageSql).
+   * One statement, so the page and the rows it shows are read at one moment.
    */
-  page(
-    organizationId: string,
-    filter: { status?: DeliveryStatus; endpointId?: string; webhookTypes?: readonly string[]; since?: Date; until?: Date },
-    before: string | null,
-    limit: number,
-  ) {
-    const createdAt = { ...(filter.since ? { $gte: filter.since } : {}), ...(filter.until ? { $lt: filter.until } : {}) };
-    return this.find(
-      {
-        organizationId,
-        ...(filter.status ? { status: filter.status } : {}),
-        ...(filter.endpointId ? { endpointId: filter.endpointId } : {}),
-        ...(filter.webhookTypes?.length ? { webhookType: { $in: [...filter.webhookTypes] } } : {}),
-        ...(filter.since || filter.until ? { createdAt } : {}),
-        ...(before ? { id: { $lt: before } } : {}),
-      },
-      { orderBy: { id: 'desc' }, limit },
-    );
+  async page(organizationId: string, filter: DeliveryLogQuery, before: string | null, limit: number): Promise<WebhookDelivery[]> {
+    const em = this.getEntityManager();
+    const { sql, bindings } = deliveryPageSql(organizationId, filter, before, limit);
+    const rows = await queryRows<Record<string, unknown>>(em, sql, bindings);
+    return rows.map((row) => em.map(WebhookDelivery, row));
   }
 
   findInOrganization(organizationId: string, id: string) {
@@ -409,28 +489,11 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
 
   /**
    * The finished webhooks a replay selects, newest first, at most `limit` (callers ask for one
-   * more than they allow, to tell a selection that is too large).
+   * more than they allow, to tell a selection that is too large): see replayableSql.
    */
-  async replayable(
-    organizationId: string,
-    filter: { since: Date; until: Date; statuses: readonly DeliveryStatus[]; endpointId?: string; webhookTypes?: readonly string[] },
-    limit: number,
-  ): Promise<string[]> {
-    const conditions = ['organization_id = ?', 'created_at >= ?', 'created_at < ?', 'status = any(?::text[])'];
-    const params: unknown[] = [organizationId, filter.since, filter.until, [...filter.statuses]];
-    if (filter.endpointId) {
-      conditions.push('endpoint_id = ?');
-      params.push(filter.endpointId);
-    }
-    if (filter.webhookTypes && filter.webhookTypes.length > 0) {
-      conditions.push('webhook_type = any(?::text[])');
-      params.push([...filter.webhookTypes]);
-    }
-    const rows = await queryRows<{ id: string }>(
-      this.knex,
-      `select id from webhook_delivery where ${conditions.join(' and ')} order by id desc limit ?`,
-      [...params, limit] as never[],
-    );
+  async replayable(organizationId: string, filter: ReplayFilter, limit: number): Promise<string[]> {
+    const { sql, bindings } = replayableSql(organizationId, filter, limit);
+    const rows = await queryRows<{ id: string }>(this.knex, sql, bindings);
     return rows.map((r) => r.id);
   }
 
