@@ -202,6 +202,17 @@ export function replayableSql(organizationId: string, filter: ReplayFilter, limi
   };
 }
 
+/**
+ * "Still pending", for the statements that pick webhooks by id. Written so that it does not match
+ * the partial indexes on pending webhooks (`where status = 'pending'`): their row estimate comes
+ * from the last ANALYZE, often taken when nothing was pending, and with the plain test the
+ * planner read every pending webhook through the due index and hash-joined them with the ids.
+ * During a burst that is the whole backlog on every statement (24.5 ms instead of 2.7 ms for a
+ * batch of 100 results with 30,000 pending; a 60,000-webhook fan-out fell to 882/s). With the ids
+ * alone, each webhook is one primary-key probe.
+ */
+const pending = (alias: string) => `coalesce(${alias}.status, '') = 'pending'`;
+
 export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery> {
   private get knex(): Knex {
     return outsideTransaction(this.getEntityManager());
@@ -353,11 +364,11 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
       this.knex,
       `with b as (
          select w.id from webhook_delivery w join unnest(?::uuid[]) as u(id) on w.id = u.id
-          where w.status = 'pending' and w.sequence is not null and ${PENDING_PREDECESSOR}
+          where ${pending('w')} and w.sequence is not null and ${PENDING_PREDECESSOR}
        ), d as (
          update webhook_delivery w set attempt_count = w.attempt_count + 1, last_attempt_at = ?, next_attempt_at = ?
            from unnest(?::uuid[], ?::int[], ?::timestamptz[]) as u(id, expected, previous_started_at)
-          where w.id = u.id and w.status = 'pending' and w.attempt_count = u.expected and w.id not in (select id from b)
+          where w.id = u.id and ${pending('w')} and w.attempt_count = u.expected and w.id not in (select id from b)
          returning w.id, w.attempt_count, w.cycle_start_attempt, u.previous_started_at
        ), a as (
          insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status, error)
@@ -409,7 +420,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
     await execute(
       this.knex,
       `update webhook_delivery set attempt_count = attempt_count - 1, last_attempt_at = ?::timestamptz, next_attempt_at = ?::timestamptz
-        where id = ? and attempt_count = ? and status = 'pending'`,
+        where id = ? and attempt_count = ? and ${pending('webhook_delivery')}`,
       [lastAttemptAt, nextAttemptAt, id, attempt],
     );
   }
@@ -439,7 +450,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
          update webhook_delivery w set status = u.status, next_attempt_at = u.next_attempt_at,
                 last_response_status = u.response_status, succeeded_at = coalesce(u.succeeded_at, w.succeeded_at)
            from u
-          where w.id = u.id and w.status = 'pending' and w.attempt_count = u.attempt and w.cycle_start_attempt = u.cycle_start_attempt
+          where w.id = u.id and ${pending('w')} and w.attempt_count = u.attempt and w.cycle_start_attempt = u.cycle_start_attempt
          returning w.id
        )
        select id from d`,
