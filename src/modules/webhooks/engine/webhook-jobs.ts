@@ -52,6 +52,10 @@ function jobOptions(jobId: string, delayMs?: number): JobOptions {
     ...(delayMs ? { delay: delayMs } : {}),
     attempts: 100_000,
     backoff: { type: RETRY_BACKOFF },
+    // Bull keeps every failure's stack with the job and writes the whole list back at each one; a
+    // webhook looked at many times (waiting for a slot, or retried) would carry hundreds. The last
+    // one says why the job is waiting.
+    stackTraceLimit: 1,
     removeOnComplete: true,
     removeOnFail: true,
   };
