@@ -208,8 +208,8 @@ export function replayableSql(organizationId: string, filter: ReplayFilter, limi
  * from the last ANALYZE, often taken when nothing was pending, and with the plain test the
  * planner read every pending webhook through the due index and hash-joined them with the ids.
  * During a burst that is the whole backlog on every statement (24.5 ms instead of 2.7 ms for a
- * batch of 100 results with 30,000 pending; a 60,000-webhook fan-out fell to 882/s). With the ids
- * alone, each webhook is one primary-key probe.
+ * batch of 100 results with 30,000 pending). With the ids alone, each webhook is one primary-key
+ * probe.
  */
 const pending = (alias: string) => `coalesce(${alias}.status, '') = 'pending'`;
 
