@@ -1,4 +1,4 @@
-import type { Client } from 'pg';
+import { Client } from 'pg';
 
 /**
  * The delivery history the read benches measure on (bench/webhook-stats.ts, bench/webhook-log-reads.ts):
@@ -68,4 +68,21 @@ export async function fillWebhookHistory(
     [organizationId],
   );
   log(`rows: ${counts.rows.map((r) => `${r.measured ? 'org' : 'others'} ${r.status} ${r.n}`).join(', ')}`);
+}
+
+/** Drops a read bench's database when it is done (unless kept, for looking at it afterwards). */
+export async function dropBenchDatabase(databaseUrl: string, keep: boolean, log: (line: string) => void): Promise<void> {
+  if (keep) {
+    log(`kept ${databaseUrl}`);
+    return;
+  }
+  const adminUrl = new URL(databaseUrl);
+  adminUrl.pathname = '/postgres';
+  const admin = new Client({ connectionString: adminUrl.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
+  } finally {
+    await admin.end();
+  }
 }

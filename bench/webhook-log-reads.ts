@@ -21,7 +21,7 @@ import { ensureDatabase } from '../src/database/database-url';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import type { DeliveryStatus } from '../src/modules/webhooks/webhook-delivery.entity';
 import { DeliveryLogQuery, deliveryPageSql, ReplayFilter, replayableSql } from '../src/modules/webhooks/webhook-delivery.repository';
-import { fillWebhookHistory } from './webhook-history';
+import { dropBenchDatabase, fillWebhookHistory } from './webhook-history';
 
 const env = process.env;
 const ROWS = Number(env.BENCH_STATS_ROWS ?? 1_000_000);
@@ -201,14 +201,7 @@ async function main(): Promise<void> {
   } finally {
     await db.end();
     await orm.close(true);
-    if (env.BENCH_KEEP_DB !== '1') {
-      const adminUrl = new URL(databaseUrl);
-      adminUrl.pathname = '/postgres';
-      const admin = new Client({ connectionString: adminUrl.toString() });
-      await admin.connect();
-      await admin.query(`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
-      await admin.end();
-    } else log(`kept ${databaseUrl}`);
+    await dropBenchDatabase(databaseUrl, env.BENCH_KEEP_DB === '1', log);
   }
   process.stdout.write(`${plans.join('\n\n')}\n\n${JSON.stringify(result, null, 2)}\n`);
 }
