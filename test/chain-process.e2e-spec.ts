@@ -1,34 +1,14 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { ChildProcess, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { ERC721_ABI, LocalChain } from './support/evm';
 import { followEnv, walletAt } from './support/chain-fixture';
 import { sql } from './support/nft';
 import { waitUntil } from './support/receiver';
-import { freePort } from './support/service-process';
+import { freePort, SERVICE_MAIN, startServiceProcess } from './support/service-process';
 import { createTestApp, OPERATOR_KEY, testEnv, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
-const MAIN = [require.resolve('ts-node/dist/bin.js'), '--swc', 'src/main.ts'];
-
-/** Starts the real service entry point (node itself, so SIGKILL hits the service, not a wrapper). */
-function startService(env: Record<string, string | undefined>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, MAIN, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the service did not start in 60 s')), 60_000);
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('listening on')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`the service exited with ${code}: ${output.slice(-2000)}`)));
-  });
-}
 
 async function stopService(child: ChildProcess | null): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -47,7 +27,7 @@ describe('Following a chain: start-up against the node', () => {
   });
 
   it('stops start-up non-zero with one line naming CHAIN_RPC_URLS, the configured id and the node’s id', async () => {
-    const error = await run(process.execPath, MAIN, {
+    const error = await run(process.execPath, SERVICE_MAIN, {
       env: { ...process.env, ...testEnv({ PORT: '0', CHAIN_RPC_URLS: `1=${chain.rpcUrl}` }) },
       timeout: 60_000,
     }).then(
@@ -89,7 +69,7 @@ describe('Following a chain: start-up against the node', () => {
     const closed = await freePort();
     let service: ChildProcess | null = null;
     try {
-      service = await startService(
+      service = await startServiceProcess(
         testEnv({ PORT: String(port), ROLE: 'all', CHAIN_RPC_URLS: `31499=http://127.0.0.1:${closed}`, CHAIN_POLL_INTERVAL_MS: '100' }),
       );
       const base = `http://127.0.0.1:${port}`;
@@ -157,7 +137,7 @@ describe('Following a chain: an indexer killed mid-range', () => {
       ROLE: 'indexer',
       PORT: '0',
     });
-    const [first, second] = await Promise.all([startService(env), startService(env)]);
+    const [first, second] = await Promise.all([startServiceProcess(env), startServiceProcess(env)]);
     services.push(first, second);
     const cursor = () =>
       sql<{ applied_block: string | null; lease_owner: string | null }>(

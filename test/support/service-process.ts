@@ -86,18 +86,20 @@ export class ServiceProcess {
   }
 }
 
+/** The service's entry point, run by node itself: SIGKILL must hit the service, not a wrapper that leaves it orphaned. */
+export const SERVICE_MAIN = [require.resolve('ts-node/dist/bin.js'), '--swc', 'src/main.ts'];
+
 /**
- * Starts the real service entry point as a separate worker process and resolves once it listens;
- * for tests that kill it (node itself, not npx: SIGKILL must hit the worker, not a wrapper that
- * leaves it orphaned) or read its output.
+ * Starts the real service entry point as a separate process with `env` over the test runner's
+ * own, and resolves once it listens; for tests that kill it or read its output.
  */
-export function startWorker(env: Record<string, string | undefined>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--swc', 'src/main.ts'], {
-    env: { ...process.env, ...env, ROLE: 'worker', PORT: '0' },
+export function startServiceProcess(env: Record<string, string | undefined>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, SERVICE_MAIN, {
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('worker did not start in 60 s')), 60_000);
+    const timer = setTimeout(() => reject(new Error('the service did not start in 60 s')), 60_000);
     let output = '';
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
@@ -108,6 +110,11 @@ export function startWorker(env: Record<string, string | undefined>): Promise<Ch
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`worker exited with ${code}: ${output.slice(-2000)}`)));
+    child.on('exit', (code) => reject(new Error(`the service exited with ${code}: ${output.slice(-2000)}`)));
   });
+}
+
+/** startServiceProcess for a delivery worker on a free port. */
+export function startWorker(env: Record<string, string | undefined>): Promise<ChildProcess> {
+  return startServiceProcess({ ...env, ROLE: 'worker', PORT: '0' });
 }
