@@ -126,6 +126,22 @@ export interface ReplayFilter {
   webhookTypes?: readonly string[];
 }
 
+/** The tests the delivery log and a replay choose an organization's webhooks by; each filter is optional. */
+function webhookConditions(
+  organizationId: string,
+  filter: DeliveryLogQuery & { statuses?: readonly DeliveryStatus[]; before?: string | null },
+): { where: string; bindings: unknown[] } {
+  const tests: [string, unknown][] = [['organization_id = ?', organizationId]];
+  if (filter.status) tests.push(['status = ?', filter.status]);
+  if (filter.statuses) tests.push(['status = any(?::text[])', [...filter.statuses]]);
+  if (filter.endpointId) tests.push(['endpoint_id = ?', filter.endpointId]);
+  if (filter.webhookTypes?.length) tests.push(['webhook_type = any(?::text[])', [...filter.webhookTypes]]);
+  if (filter.since) tests.push(['created_at >= ?', filter.since]);
+  if (filter.until) tests.push(['created_at < ?', filter.until]);
+  if (filter.before) tests.push(['id < ?', filter.before]);
+  return { where: tests.map(([test]) => test).join(' and '), bindings: tests.map(([, value]) => value) };
+}
+
 /**
  * The statement behind a page of the delivery log (GET …/webhooks), exported so that
  * bench/webhook-log-reads.ts and the tests explain exactly what the service runs.
@@ -143,34 +159,9 @@ export function deliveryPageSql(
   before: string | null,
   limit: number,
 ): { sql: string; bindings: unknown[] } {
-  const conditions = ['organization_id = ?'];
-  const bindings: unknown[] = [organizationId];
-  if (filter.status) {
-    conditions.push('status = ?');
-    bindings.push(filter.status);
-  }
-  if (filter.endpointId) {
-    conditions.push('endpoint_id = ?');
-    bindings.push(filter.endpointId);
-  }
-  if (filter.webhookTypes?.length) {
-    conditions.push('webhook_type = any(?::text[])');
-    bindings.push([...filter.webhookTypes]);
-  }
-  if (filter.since) {
-    conditions.push('created_at >= ?');
-    bindings.push(filter.since);
-  }
-  if (filter.until) {
-    conditions.push('created_at < ?');
-    bindings.push(filter.until);
-  }
-  if (before) {
-    conditions.push('id < ?');
-    bindings.push(before);
-  }
+  const { where, bindings } = webhookConditions(organizationId, { ...filter, before });
   const sql = `select w.* from (
-    select id from webhook_delivery where ${conditions.join(' and ')} order by id desc limit ?
+    select id from webhook_delivery where ${where} order by id desc limit ?
   ) p join webhook_delivery w on w.id = p.id
   order by w.id desc`;
   return { sql, bindings: [...bindings, limit] };
@@ -186,18 +177,9 @@ export function deliveryPageSql(
  * failed webhooks, whichever is smaller; the ids are then sorted newest first.
  */
 export function replayableSql(organizationId: string, filter: ReplayFilter, limit: number): { sql: string; bindings: unknown[] } {
-  const conditions = ['organization_id = ?', 'created_at >= ?', 'created_at < ?', 'status = any(?::text[])'];
-  const bindings: unknown[] = [organizationId, filter.since, filter.until, [...filter.statuses]];
-  if (filter.endpointId) {
-    conditions.push('endpoint_id = ?');
-    bindings.push(filter.endpointId);
-  }
-  if (filter.webhookTypes && filter.webhookTypes.length > 0) {
-    conditions.push('webhook_type = any(?::text[])');
-    bindings.push([...filter.webhookTypes]);
-  }
+  const { where, bindings } = webhookConditions(organizationId, filter);
   return {
-    sql: `select id from webhook_delivery where ${conditions.join(' and ')} order by id desc limit ?`,
+    sql: `select id from webhook_delivery where ${where} order by id desc limit ?`,
     bindings: [...bindings, limit],
   };
 }
