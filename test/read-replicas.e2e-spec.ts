@@ -134,6 +134,13 @@ describe('read replicas: GET requests read a streaming replica within the lag bo
 
   it('skips a replica whose replay is paused once it is past the bound, and answers fresh data from the primary', async () => {
     await cluster.waitForReplay();
+    // The previous case paused and resumed replay; the replica's reported position has been seen
+    // ahead of what its queries showed right after a resume, so wait for the row itself too.
+    await until(
+      'the replica holds the primary’s whitelist',
+      async () => (await whitelistOn(cluster.primaryUrl, org.id)) === (await whitelistOnReplica(org.id)),
+      10_000,
+    );
     await untilReplicaServes(app, WHITELIST, 'nft_whitelist');
     const before = (await app.http().get(WHITELIST).set(bearer(readerKey)).expect(200)).body.enabled as boolean;
     // What the service answered is what both servers hold (the replica replayed everything above).
