@@ -16,6 +16,14 @@ const swc = [
 
 module.exports = {
   testTimeout: 60000,
+  // Test files run one at a time, each in a fresh worker process (a memory limit of 0 recycles the
+  // worker after every file). Libraries register process-wide state when imported: async-context
+  // stores that every later promise walks, a GC observer and an event-loop monitor for the
+  // metrics. A jest module realm cannot release them, so in one process each suite added its own
+  // and a full run slowed as it went, until suites late in the order (in-process proxies, chain
+  // following, webhook judging) missed their waits.
+  maxWorkers: 1,
+  workerIdleMemoryLimit: 0,
   projects: [
     {
       displayName: 'unit',
