@@ -10,7 +10,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import { loadConfig } from '../src/config/app-config';
-import { ensureDatabase } from '../src/database/database-url';
+import { dropDatabase, ensureDatabase } from '../src/database/database-url';
 import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { DAY_MS, utcDay } from '../src/database/time-partitions';
@@ -111,10 +111,7 @@ async function main(): Promise<void> {
   } finally {
     await db.end();
     await orm.close(true);
-    const admin = new Client({ connectionString: 'postgresql://postgres@127.0.0.1:5432/postgres' });
-    await admin.connect();
-    await admin.query(`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
-    await admin.end();
+    await dropDatabase(databaseUrl);
   }
   process.stdout.write(`${JSON.stringify({ rowsPerDay: ROWS, retentionDays: RETENTION_DAYS, days }, null, 2)}\n`);
 }

@@ -1,4 +1,5 @@
-import { Client } from 'pg';
+import type { Client } from 'pg';
+import { dropDatabase } from '../src/database/database-url';
 
 /**
  * The delivery history the read benches measure on (bench/webhook-stats.ts, bench/webhook-log-reads.ts):
@@ -72,17 +73,6 @@ export async function fillWebhookHistory(
 
 /** Drops a read bench's database when it is done (unless kept, for looking at it afterwards). */
 export async function dropBenchDatabase(databaseUrl: string, keep: boolean, log: (line: string) => void): Promise<void> {
-  if (keep) {
-    log(`kept ${databaseUrl}`);
-    return;
-  }
-  const adminUrl = new URL(databaseUrl);
-  adminUrl.pathname = '/postgres';
-  const admin = new Client({ connectionString: adminUrl.toString() });
-  await admin.connect();
-  try {
-    await admin.query(`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
-  } finally {
-    await admin.end();
-  }
+  if (keep) log(`kept ${databaseUrl}`);
+  else await dropDatabase(databaseUrl);
 }

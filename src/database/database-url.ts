@@ -4,13 +4,19 @@ export function databaseName(databaseUrl: string): string {
   return decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, '')) || 'postgres';
 }
 
-/** Creates the database named in the URL when it does not exist yet (first start on a machine). */
-export async function ensureDatabase(databaseUrl: string): Promise<void> {
-  const name = databaseName(databaseUrl);
+/** A connection to the server's `postgres` database, for creating and dropping the one in the URL. */
+async function adminClient(databaseUrl: string): Promise<Client> {
   const adminUrl = new URL(databaseUrl);
   adminUrl.pathname = '/postgres';
   const client = new Client({ connectionString: adminUrl.toString() });
   await client.connect();
+  return client;
+}
+
+/** Creates the database named in the URL when it does not exist yet (first start on a machine). */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const name = databaseName(databaseUrl);
+  const client = await adminClient(databaseUrl);
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (found.rowCount === 0) {
@@ -21,6 +27,16 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
         if ((error as { code?: string }).code !== '42P04') throw error;
       }
     }
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops the database named in the URL, whoever is still connected to it (test and bench databases). */
+export async function dropDatabase(databaseUrl: string): Promise<void> {
+  const client = await adminClient(databaseUrl);
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${databaseName(databaseUrl).replace(/"/g, '""')}" WITH (FORCE)`);
   } finally {
     await client.end();
   }

@@ -1,4 +1,4 @@
-import { dropDatabase } from './isolated-database';
+import { dropDatabase } from '../../src/database/database-url';
 
 export default async function globalTeardown(): Promise<void> {
   const databaseUrl = process.env.TEST_DATABASE_URL;

@@ -1,7 +1,6 @@
 import { MikroORM } from '@mikro-orm/postgresql';
-import { Client } from 'pg';
 import { loadConfig } from '../../src/config/app-config';
-import { databaseName, ensureDatabase } from '../../src/database/database-url';
+import { dropDatabase, ensureDatabase } from '../../src/database/database-url';
 import { runMigrations } from '../../src/database/migrate';
 import { buildOrmOptions } from '../../src/database/mikro-orm.options';
 
@@ -27,19 +26,6 @@ export async function createIsolatedDatabase(label: string): Promise<{ url: stri
     await orm.close(true);
   }
   return { url: databaseUrl, drop: () => dropDatabase(databaseUrl) };
-}
-
-/** Drops a database the suite made, whoever is still connected to it. */
-export async function dropDatabase(databaseUrl: string): Promise<void> {
-  const admin = new URL(databaseUrl);
-  admin.pathname = '/postgres';
-  const client = new Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${databaseName(databaseUrl)}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
 }
 
 /**
