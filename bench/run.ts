@@ -782,17 +782,21 @@ async function main(): Promise<void> {
         );
         return measuredRound;
       };
-      log('scale-out: opening round, one worker');
-      await warmUp(db, receiver.child, data.hookOrg.id);
-      const opening = await measured(
-        'one worker, scale-out opening',
-        () => [service.child.pid!],
-        () => burst(db, receiver.child, data.hookOrg.id),
-      );
-      log(
-        `  ${opening.deliveriesPerSecond}/s with one worker, ${opening.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(opening.cpuMs)}`,
-      );
-      const oneWorkerRounds = [opening];
+      /** A warmed-up one-worker round of the comparison. */
+      const oneWorkerRound = async (label: string) => {
+        log(`scale-out: ${label}`);
+        await warmUp(db, receiver.child, data.hookOrg.id);
+        const measuredRound = await measured(
+          label,
+          () => [service.child.pid!],
+          () => burst(db, receiver.child, data.hookOrg.id),
+        );
+        log(
+          `  ${measuredRound.deliveriesPerSecond}/s with one worker, ${measuredRound.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(measuredRound.cpuMs)}`,
+        );
+        return measuredRound;
+      };
+      const oneWorkerRounds = [await oneWorkerRound('one worker, opening round')];
       const twoWorkerRounds: Awaited<ReturnType<typeof twoWorkerRound>>[] = [];
       for (let cycle = 1; cycle <= SCALE_OUT_CYCLES; cycle += 1) {
         log(`scale-out cycle ${cycle}: a second worker process (ROLE=worker), two rounds`);
@@ -807,17 +811,7 @@ async function main(): Promise<void> {
         } finally {
           await worker.stop();
         }
-        log(`scale-out cycle ${cycle}: one worker`);
-        await warmUp(db, receiver.child, data.hookOrg.id);
-        const oneWorkerRound = await measured(
-          `one worker, cycle ${cycle}`,
-          () => [service.child.pid!],
-          () => burst(db, receiver.child, data.hookOrg.id),
-        );
-        log(
-          `  ${oneWorkerRound.deliveriesPerSecond}/s with one worker, ${oneWorkerRound.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(oneWorkerRound.cpuMs)}`,
-        );
-        oneWorkerRounds.push(oneWorkerRound);
+        oneWorkerRounds.push(await oneWorkerRound(`one worker, cycle ${cycle}`));
       }
       const meanOf = (rounds: { deliveriesPerSecond: number; cpuMsPerWebhook: number }[]) => ({
         deliveriesPerSecond: round(rounds.reduce((sum, r) => sum + r.deliveriesPerSecond, 0) / rounds.length, 1),
