@@ -4,13 +4,15 @@ import { ERC721_ABI, LocalChain } from './support/evm';
 import { balances, isTransactionEvent, startFollowing, waitApplied, walletAt, watchingOrganization } from './support/chain-fixture';
 import { sql } from './support/nft';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
-import { TestApp } from './support/test-app';
+import { upgradeDatabase } from './support/isolated-database';
+import { TestApp, testEnv } from './support/test-app';
 
 /**
  * POST /v1/wallets/{walletId}/sync stays inside the organization that asks, and is bounded and
  * fair (SECURITY.md): one open sync per wallet and chain, five open per organization, and the open
  * syncs of all organizations take turns on a chain.
  */
+const BEFORE_ONE_OPEN_SYNC = 'Migration20261126070000IndexOnlyReads';
 const randomAddress = () => privateKeyToAddress(generatePrivateKey()).toLowerCase();
 
 const sync = (t: TestApp, org: TestOrganization, walletId: string, body: { chainId: number; fromBlock: number }) =>
@@ -199,4 +201,60 @@ describe('Wallet syncs take turns across organizations', () => {
     // A's syncs were still open all along: B did not just come after them.
     expect(await openSyncs(t, a)).toBe(5);
   }, 120_000);
+});
+
+/**
+ * An installation upgraded to one open sync per wallet and chain: where a wallet had several open
+ * on one chain, the oldest stays open and the others end as failed, saying why.
+ */
+describe('one open wallet sync per wallet and chain: migration', () => {
+  const database = upgradeDatabase('walletsyncmig', testEnv());
+  afterAll(() => database.drop());
+
+  it('keeps the oldest open sync of each wallet and chain, ends the others, and refuses a second open one from then on', async () => {
+    const orm = await database.open();
+    const organization = '01930000-0000-7000-8000-0000000000a1';
+    const wallet = '01930000-0000-7000-8000-0000000000b1';
+    const ids = ['01930000-0000-7000-8000-0000000000e1', '01930000-0000-7000-8000-0000000000e2', '01930000-0000-7000-8000-0000000000e3'];
+    const otherChain = '01930000-0000-7000-8000-0000000000e4';
+    const finished = '01930000-0000-7000-8000-0000000000e5';
+    try {
+      await orm.getMigrator().up({ to: BEFORE_ONE_OPEN_SYNC });
+      const conn = orm.em.getConnection();
+      await conn.execute(`insert into "organization" ("id", "created_at", "name") values (?, now(), 'upgraded')`, [organization]);
+      await conn.execute(`insert into "wallet" ("id", "created_at", "organization_id", "address") values (?, now(), ?, ?)`, [
+        wallet,
+        organization,
+        randomAddress(),
+      ]);
+      const insert = (id: string, chainId: number, fromBlock: number, status: string, createdAt: string) =>
+        conn.execute(
+          `insert into "wallet_sync" ("id", "organization_id", "wallet_id", "chain_id", "address", "from_block", "next_block", "status", "created_at")
+           values (?, ?, ?, ?, '0x00000000000000000000000000000000000000aa', ?, ?, ?, ?)`,
+          [id, organization, wallet, chainId, fromBlock, fromBlock, status, createdAt],
+        );
+      await insert(ids[1], 1, 200, 'running', '2026-11-01T10:00:01Z');
+      await insert(ids[0], 1, 100, 'pending', '2026-11-01T10:00:00Z');
+      await insert(ids[2], 1, 300, 'pending', '2026-11-01T10:00:02Z');
+      await insert(otherChain, 2, 100, 'pending', '2026-11-01T10:00:03Z');
+      await insert(finished, 1, 50, 'done', '2026-10-01T10:00:00Z');
+      await orm.getMigrator().up();
+
+      const rows = await conn.execute<{ id: string; status: string; last_error: string | null }[]>(
+        `select "id", "status", "last_error" from "wallet_sync" order by "id"`,
+      );
+      expect(rows).toEqual([
+        { id: ids[0], status: 'pending', last_error: null },
+        { id: ids[1], status: 'failed', last_error: expect.stringContaining('one open sync per chain') },
+        { id: ids[2], status: 'failed', last_error: expect.stringContaining('one open sync per chain') },
+        { id: otherChain, status: 'pending', last_error: null },
+        { id: finished, status: 'done', last_error: null },
+      ]);
+      await expect(insert('01930000-0000-7000-8000-0000000000e6', 1, 400, 'pending', '2026-11-02T10:00:00Z')).rejects.toThrow(
+        /wallet_sync_open_index/,
+      );
+    } finally {
+      await orm.close(true);
+    }
+  });
 });
