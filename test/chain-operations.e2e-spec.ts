@@ -198,6 +198,13 @@ describe('Following a chain: wallet sync', () => {
     await chain.write(nft, ERC721_ABI, 'transferFrom', [alice, bob, 2n], alice);
     await waitApplied(t, chain);
     expect(applied.appliedBlock).toBeGreaterThanOrEqual(start);
+    // The previous test's replay (from block 0) runs now that a follower does; a wallet has one
+    // open sync per chain, so another start block is asked for once it has ended.
+    await waitUntil(
+      () => sql<{ status: string }>(t, `select "status" from "wallet_sync" where "wallet_id" = ?`, [aliceWallet]),
+      (rows) => rows.every((r) => r.status === 'done'),
+      30_000,
+    );
 
     const first = await t
       .http()

@@ -61,6 +61,18 @@ describe('wallets: POST /v1/wallets, GET /v1/wallets, GET /v1/wallets/{walletId}
     expect([...new Set(malformed.body.errors.map((e: { field: string }) => e.field))].sort()).toEqual(['address', 'extra', 'name']);
   });
 
+  it('400 INVALID_ADDRESS naming address for the zero address (in every accepted form); nothing is created', async () => {
+    const before = await t.http().get('/v1/wallets?pageSize=1000').set(bearer(org.adminKey)).expect(200);
+    // The zero address has no hex letters: its lowercase, uppercase and EIP-55 forms are one text.
+    const zero = '0x0000000000000000000000000000000000000000';
+    expect(new Set([zero, `0x${zero.slice(2).toUpperCase()}`, checksum(zero)])).toEqual(new Set([zero]));
+    const res = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: 'nobody', address: zero });
+    expectProblem(res, 400, 'INVALID_ADDRESS');
+    expect(res.body.errors).toEqual([{ field: 'address', message: expect.stringContaining('zero address') }]);
+    const after = await t.http().get('/v1/wallets?pageSize=1000').set(bearer(org.adminKey)).expect(200);
+    expect(after.body.wallets).toEqual(before.body.wallets);
+  });
+
   it('emits custodialAccount / Wallet / create with the wallet', async () => {
     const wallet = await nftApi(t, org.adminKey).wallet();
     const events = await eventsFor(t, wallet.id);

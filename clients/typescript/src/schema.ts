@@ -755,7 +755,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a wallet's history on a chain from a block (in the background)
-         * @description Records the movements of the wallet’s address from `fromBlock` up to the block the follower has applied (at most 1,000,000 blocks), exactly once: movements already recorded are not recorded again, and asking again while the replay is open answers it.
+         * @description Records the movements of the wallet’s address from `fromBlock` up to the block the follower has applied (at most 1,000,000 blocks) for this organization only (another organization’s wallet at the same address gains nothing from it), exactly once: movements already recorded are not recorded again, and asking again while the replay is open answers it. A wallet has at most one open sync per chain and an organization at most 5 open syncs; open syncs of all organizations take turns on the chain, one block range each.
          */
         post: operations["syncWallet"];
         delete?: never;
@@ -1157,7 +1157,8 @@ export interface components {
             /** @description A label for the wallet, e.g. the end user's name in the integrator's system. */
             name?: string | null;
             /**
-             * @description The wallet's EVM address: all-lowercase, all-uppercase hex, or valid EIP-55 mixed case.
+             * @description The wallet's EVM address: all-lowercase, all-uppercase hex, or valid EIP-55 mixed case; not
+             *     the zero address (400 INVALID_ADDRESS).
              * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             address?: string | null;
@@ -6898,6 +6899,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The new replay, or the open one of the same request. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -6944,6 +6946,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description SYNC_IN_PROGRESS: the wallet has an open sync on this chain from another block; nothing is created. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE. */
             413: {
                 headers: {
@@ -6962,7 +6973,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description UNKNOWN_CHAIN: not a followed chain; WALLET_HAS_NO_ADDRESS; SYNC_RANGE_TOO_LARGE: more than 1,000,000 blocks. */
+            /** @description UNKNOWN_CHAIN: not a followed chain; WALLET_HAS_NO_ADDRESS (or the zero address); SYNC_RANGE_TOO_LARGE: more than 1,000,000 blocks; SYNC_LIMIT_REACHED: the organization has 5 open (pending or running) syncs; nothing is created. */
             422: {
                 headers: {
                     [name: string]: unknown;

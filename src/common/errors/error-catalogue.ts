@@ -160,6 +160,11 @@ export const ERROR_CATALOGUE = {
   NOT_ACCEPTABLE: { status: 406, title: 'Not Acceptable', meaning: 'No representation matches the `Accept` header.' },
   CONFLICT: { status: 409, title: 'Conflict', meaning: 'The request conflicts with the current state (a 409 raised by the framework).' },
   TOKEN_ALREADY_EXISTS: { status: 409, title: 'Conflict', meaning: 'A token with this id already exists.' },
+  SYNC_IN_PROGRESS: {
+    status: 409,
+    title: 'Conflict',
+    meaning: 'The wallet has an open sync on the chain from another block; ask again once it has ended.',
+  },
   PAYLOAD_TOO_LARGE: {
     status: 413,
     title: 'Payload Too Large',
@@ -235,9 +240,14 @@ export const ERROR_CATALOGUE = {
   WALLET_HAS_NO_ADDRESS: {
     status: 422,
     title: 'Unprocessable Entity',
-    meaning: 'The wallet has no address, so it has no history on a chain.',
+    meaning: 'The wallet has no address (or the zero address), so it has no history on a chain.',
   },
   SYNC_RANGE_TOO_LARGE: { status: 422, title: 'Unprocessable Entity', meaning: 'The requested chain sync range is larger than allowed.' },
+  SYNC_LIMIT_REACHED: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The organization has the most open (pending or running) wallet syncs allowed; ask again once one has ended.',
+  },
   // 429, 5xx
   RATE_LIMITED: {
     status: 429,

@@ -1,11 +1,7 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { unprocessable } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
-import { WalletsService } from '../wallets/wallets.service';
 import { ChainCursor, ChainCursorRepository } from './chain-cursor.repository';
 import { ChainFigures, registerChainFiguresSampler } from './chain-metrics';
-import { WalletSync, WalletSyncRepository } from './wallet-sync.repository';
-import { syncRangeRefusal } from './wallet-sync.rules';
 
 /** How long one reading of the cursors serves /metrics (its gauges are collected one by one). */
 const FIGURES_TTL_MS = 1000;
@@ -25,7 +21,7 @@ export function chainFigures(chainId: number, cursor: ChainCursor | null): Chain
 
 /**
  * What API processes know about the chains: the followers' figures (read from the cursors, never
- * from a node, so an unreachable node cannot slow or fail a request) and wallet replays.
+ * from a node, so an unreachable node cannot slow or fail a request).
  */
 @Injectable()
 export class ChainStatusService implements OnModuleInit, OnModuleDestroy {
@@ -35,8 +31,6 @@ export class ChainStatusService implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly config: AppConfig,
     private readonly cursors: ChainCursorRepository,
-    private readonly syncs: WalletSyncRepository,
-    private readonly wallets: WalletsService,
   ) {}
 
   onModuleInit(): void {
@@ -60,23 +54,5 @@ export class ChainStatusService implements OnModuleInit, OnModuleDestroy {
   async figures(): Promise<ChainFigures[]> {
     const cursors = new Map((await this.cursors.all()).map((c) => [c.chainId, c]));
     return this.config.chain.rpcUrls.map(({ chainId }) => chainFigures(chainId, cursors.get(chainId) ?? null));
-  }
-
-  /**
-   * Asks for a replay of a wallet's history on a chain from `fromBlock`; the same request while
-   * one is open answers that one.
-   */
-  async requestSync(organizationId: string, walletId: string, chainId: number, fromBlock: number): Promise<WalletSync> {
-    const address = await this.wallets.walletAddress(organizationId, walletId);
-    if (!this.config.chain.rpcUrls.some((rpc) => rpc.chainId === chainId)) {
-      throw unprocessable('UNKNOWN_CHAIN', `Chain ${chainId} is not followed by this service.`);
-    }
-    if (address === null) {
-      throw unprocessable('WALLET_HAS_NO_ADDRESS', `Wallet ${walletId} has no address, so it has no history on a chain.`);
-    }
-    const cursor = await this.cursors.find(chainId);
-    const refusal = syncRangeRefusal(cursor?.appliedBlock ?? null, fromBlock);
-    if (refusal !== null) throw unprocessable('SYNC_RANGE_TOO_LARGE', refusal);
-    return this.syncs.openOrExisting({ organizationId, walletId, chainId, address, fromBlock });
   }
 }

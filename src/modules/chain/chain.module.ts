@@ -11,6 +11,7 @@ import { TokenMetadataFetcher } from './metadata/token-metadata-fetcher';
 import { TokenMetadataWorker } from './metadata/token-metadata.worker';
 import { WalletSyncRepository } from './wallet-sync.repository';
 import { WalletSyncRunner } from './wallet-sync.runner';
+import { WalletSyncService } from './wallet-sync.service';
 
 /**
  * Following EVM chains (README.md "Following a chain"): the followers that turn NFT transfer logs
@@ -27,6 +28,7 @@ import { WalletSyncRunner } from './wallet-sync.runner';
     ChainCursorRepository,
     WalletSyncRepository,
     WalletSyncRunner,
+    WalletSyncService,
     ChainFollowerService,
     ChainStatusService,
     TokenMetadataFetcher,

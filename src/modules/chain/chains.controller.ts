@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
+  ApiConflictResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
@@ -14,6 +15,7 @@ import { UuidParam } from '../../common/http/uuid-param';
 import { ChainStatusService } from './chain-status.service';
 import { ChainStatusDto, ChainStatusListDto } from './dto/chain-status.response.dto';
 import { WalletSyncDto, WalletSyncRequestDto } from './dto/wallet-sync.dto';
+import { WalletSyncService } from './wallet-sync.service';
 
 @ApiTags('Operator')
 @OperatorAuth()
@@ -36,7 +38,7 @@ export class ChainsAdminController {
 @ApiTags('Wallets')
 @Controller('v1/wallets')
 export class WalletSyncController {
-  constructor(private readonly status: ChainStatusService) {}
+  constructor(private readonly syncs: WalletSyncService) {}
 
   @Post(':walletId/sync')
   @Auth('write')
@@ -46,18 +48,26 @@ export class WalletSyncController {
     summary: "Replay a wallet's history on a chain from a block (in the background)",
     description:
       'Records the movements of the wallet’s address from `fromBlock` up to the block the follower has applied (at most 1,000,000 ' +
-      'blocks), exactly once: movements already recorded are not recorded again, and asking again while the replay is open answers it.',
+      'blocks) for this organization only (another organization’s wallet at the same address gains nothing from it), exactly once: ' +
+      'movements already recorded are not recorded again, and asking again while the replay is open answers it. A wallet has at ' +
+      'most one open sync per chain and an organization at most 5 open syncs; open syncs of all organizations take turns on the ' +
+      'chain, one block range each.',
   })
-  @ApiAcceptedResponse({ type: WalletSyncDto })
+  @ApiAcceptedResponse({ type: WalletSyncDto, description: 'The new replay, or the open one of the same request.' })
   @ApiNotFoundResponse({ description: 'WALLET_NOT_FOUND: unknown, or another organization’s.' })
+  @ApiConflictResponse({
+    description: 'SYNC_IN_PROGRESS: the wallet has an open sync on this chain from another block; nothing is created.',
+  })
   @ApiUnprocessableEntityResponse({
-    description: 'UNKNOWN_CHAIN: not a followed chain; WALLET_HAS_NO_ADDRESS; SYNC_RANGE_TOO_LARGE: more than 1,000,000 blocks.',
+    description:
+      'UNKNOWN_CHAIN: not a followed chain; WALLET_HAS_NO_ADDRESS (or the zero address); SYNC_RANGE_TOO_LARGE: more than ' +
+      '1,000,000 blocks; SYNC_LIMIT_REACHED: the organization has 5 open (pending or running) syncs; nothing is created.',
   })
   async sync(
     @CurrentKey() key: ApiKeyPrincipal,
     @UuidParam('walletId') walletId: string,
     @Body() body: WalletSyncRequestDto,
   ): Promise<WalletSyncDto> {
-    return WalletSyncDto.from(await this.status.requestSync(key.organizationId, walletId, body.chainId, body.fromBlock));
+    return WalletSyncDto.from(await this.syncs.request(key.organizationId, walletId, body.chainId, body.fromBlock));
   }
 }

@@ -2,6 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
 import { queryRows } from '../../database/raw-sql';
+import { SyncRequestOutcome, syncRequestOutcome } from './wallet-sync.rules';
 
 export type WalletSyncStatus = 'pending' | 'running' | 'done' | 'failed';
 
@@ -62,42 +63,60 @@ export class WalletSyncRepository {
   constructor(private readonly em: EntityManager) {}
 
   /**
-   * The open replay of (wallet, chain, fromBlock), created when there is none: asking twice
-   * while one runs answers the same replay.
+   * Opens a replay of (wallet, chain) from `fromBlock`, unless the organization's open replays
+   * say otherwise (syncRequestOutcome): the same request open answers it, another start block of
+   * the wallet and chain is in progress, or the organization is at its limit. The organization's
+   * requests are taken one at a time (a transaction-scoped advisory lock on it), so two at once
+   * cannot both pass the count; the unique index on the open (wallet, chain) stands behind it.
    */
-  async openOrExisting(input: {
+  async request(input: {
     organizationId: string;
     walletId: string;
     chainId: number;
     address: string;
     fromBlock: number;
-  }): Promise<WalletSync> {
-    for (;;) {
+  }): Promise<Exclude<SyncRequestOutcome<WalletSync>, { kind: 'create' }> | { kind: 'created'; sync: WalletSync }> {
+    return this.em.fork().transactional(async (em) => {
+      await queryRows(em, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`wallet_sync:${input.organizationId}`]);
+      const open = await queryRows<Row>(
+        em,
+        `select ${COLUMNS} from "wallet_sync" where "organization_id" = ? and "status" in ('pending', 'running') order by "created_at", "id"`,
+        [input.organizationId],
+      );
+      const outcome = syncRequestOutcome(open.map(toSync), input);
+      if (outcome.kind !== 'create') return outcome;
       const [created] = await queryRows<Row>(
-        this.em,
+        em,
         `insert into "wallet_sync" ("id", "organization_id", "wallet_id", "chain_id", "address", "from_block", "next_block")
          values (?, ?, ?, ?, ?, ?, ?)
-         on conflict ("wallet_id", "chain_id", "from_block") where "status" in ('pending', 'running') do nothing
          returning ${COLUMNS}`,
         [uuidv7(), input.organizationId, input.walletId, input.chainId, input.address, input.fromBlock, input.fromBlock],
       );
-      if (created) return toSync(created);
-      const [open] = await queryRows<Row>(
-        this.em,
-        `select ${COLUMNS} from "wallet_sync" where "wallet_id" = ? and "chain_id" = ? and "from_block" = ? and "status" in ('pending', 'running')`,
-        [input.walletId, input.chainId, input.fromBlock],
-      );
-      // Finished between the two statements: insert again.
-      if (open) return toSync(open);
-    }
+      return { kind: 'created' as const, sync: toSync(created) };
+    });
   }
 
-  /** The oldest open replay on a chain. */
-  async nextOpen(chainId: number): Promise<WalletSync | null> {
+  /**
+   * The next replay of each organization with open replays on a chain (its oldest), one row per
+   * organization: what the chain's turns choose from (nextInTurn).
+   */
+  async openHeads(chainId: number): Promise<WalletSync[]> {
+    const rows = await queryRows<Row>(
+      this.em,
+      `select distinct on ("organization_id") ${COLUMNS} from "wallet_sync"
+        where "chain_id" = ? and "status" in ('pending', 'running')
+        order by "organization_id", "created_at", "id"`,
+      [chainId],
+    );
+    return rows.map(toSync);
+  }
+
+  /** A replay while it is open; null once it is done or failed. */
+  async findOpen(id: string): Promise<WalletSync | null> {
     const [row] = await queryRows<Row>(
       this.em,
-      `select ${COLUMNS} from "wallet_sync" where "chain_id" = ? and "status" in ('pending', 'running') order by "created_at", "id" limit 1`,
-      [chainId],
+      `select ${COLUMNS} from "wallet_sync" where "id" = ? and "status" in ('pending', 'running')`,
+      [id],
     );
     return row ? toSync(row) : null;
   }

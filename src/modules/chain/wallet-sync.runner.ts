@@ -9,7 +9,7 @@ import type { StartedCursor } from './chain-follower';
 import { ChainNode, isRangeRefusal } from './chain-node';
 import { decodeTransferLogs, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC } from './log-decoding';
 import { WalletSyncRepository } from './wallet-sync.repository';
-import { syncEndBlock } from './wallet-sync.rules';
+import { nextInTurn, syncEndBlock } from './wallet-sync.rules';
 import { executeScript } from '../../database/raw-sql';
 
 /** A replay failing this many steps in a row is given up (status failed, its error kept). */
@@ -18,15 +18,18 @@ const MAX_SYNC_FAILURES = 10;
 /**
  * Replays one wallet's history (POST /v1/wallets/{walletId}/sync) from its start block up to the
  * block the follower had applied when the replay began, in the follower's loop once the chain is
- * caught up. Unlike the follower, a replay reads only its wallet's logs (the address as a topic):
- * it is one address over a long, mostly idle span. Recording is exactly-once, so a replay over
- * blocks already followed, or asked for twice, records nothing twice.
+ * caught up, one range per step, the open replays of all organizations taking turns. It records
+ * for the organization that asked only. Unlike the follower, a replay reads only its wallet's logs
+ * (the address as a topic): it is one address over a long, mostly idle span. Recording is
+ * exactly-once, so a replay over blocks already followed, or asked for twice, records nothing twice.
  */
 @Injectable()
 export class WalletSyncRunner {
   private readonly logger = new Logger('WalletSync');
   private readonly ranges = new Map<string, number>();
   private readonly failures = new Map<string, number>();
+  /** The organization each chain served last, where its next turn starts. */
+  private readonly lastServed = new Map<number, string>();
 
   constructor(
     private readonly config: AppConfig,
@@ -36,10 +39,15 @@ export class WalletSyncRunner {
     private readonly movements: ChainMovementsService,
   ) {}
 
-  /** One range of the oldest open replay on the chain; true when there is more to do at once. */
+  /**
+   * One range of the open replay whose turn it is on the chain; true when there is more to do at
+   * once. Organizations take turns (nextInTurn), so however many long replays one organization
+   * has open, another's waits at most one range per organization.
+   */
   async step(chainId: number, node: ChainNode, cursor: StartedCursor, owner: string): Promise<boolean> {
-    const sync = await this.syncs.nextOpen(chainId);
+    const sync = nextInTurn(await this.syncs.openHeads(chainId), this.lastServed.get(chainId) ?? null);
     if (!sync) return false;
+    this.lastServed.set(chainId, sync.organizationId);
     try {
       const more = await this.replayRange(sync.id, chainId, node, cursor, owner);
       this.failures.delete(sync.id);
@@ -56,12 +64,13 @@ export class WalletSyncRunner {
   }
 
   private async replayRange(id: string, chainId: number, node: ChainNode, cursor: StartedCursor, owner: string): Promise<boolean> {
-    let sync = (await this.syncs.nextOpen(chainId))!;
-    if (sync.id !== id) return true;
-    if (sync.toBlock === null) {
-      await this.syncs.begin(sync.id, syncEndBlock(cursor.appliedBlock, sync.fromBlock));
-      sync = (await this.syncs.nextOpen(chainId))!;
+    let found = await this.syncs.findOpen(id);
+    if (found?.toBlock === null) {
+      await this.syncs.begin(found.id, syncEndBlock(cursor.appliedBlock, found.fromBlock));
+      found = await this.syncs.findOpen(id);
     }
+    if (!found) return true;
+    const sync = found;
     const toBlock = sync.toBlock!;
     const from = sync.nextBlock;
     const range = this.ranges.get(sync.id) ?? this.config.chain.maxBlockRange;
@@ -97,7 +106,8 @@ export class WalletSyncRunner {
       if (locked.appliedBlock === null || movements.some((m) => m.blockNumber > locked.appliedBlock!)) return null;
       const open = await this.syncs.lockOpen(em, sync.id);
       if (!open || open.nextBlock !== from) return null;
-      const result = await this.movements.record(em, movements);
+      // For the organization that asked only: another's wallet at the address has not asked for its history.
+      const result = await this.movements.record(em, movements, { organizationId: open.organizationId });
       await this.syncs.advance(em, sync.id, to + 1, result.recorded, done);
       return result.recorded;
     });

@@ -49,14 +49,19 @@ export class ChainMovementsService {
    * range records nothing twice. A debit the wallet cannot cover (its history lies before the
    * followed range) is not a debit: the sender counts as an outside address (a transfer becomes
    * a deposit; a withdrawal or burn records nothing and counts as skipped).
+   *
+   * `only.organizationId` records for that organization alone, as if no other watched these
+   * addresses: a wallet sync replays history for the organization that asked for it, never into
+   * another's ledger.
    */
-  async record(em: EntityManager, movements: ChainMovement[]): Promise<RecordResult> {
+  async record(em: EntityManager, movements: ChainMovement[], only: { organizationId?: string } = {}): Promise<RecordResult> {
     if (movements.length === 0) return { recorded: 0, skipped: 0, newTokenIds: [] };
 
     // 1. Who watches these addresses: every organization with a wallet there (its oldest stands for it).
     const addresses = [...new Set(movements.flatMap((m) => [m.from, m.to]).filter((a) => a !== ZERO_ADDRESS))];
     const walletsByOrganization = new Map<string, Map<string, string>>();
     for (const wallet of await this.wallets.walletsAtAddresses(em, addresses)) {
+      if (only.organizationId !== undefined && wallet.organizationId !== only.organizationId) continue;
       const wallets = walletsByOrganization.get(wallet.organizationId) ?? new Map<string, string>();
       if (!wallets.has(wallet.address)) wallets.set(wallet.address, wallet.walletId);
       walletsByOrganization.set(wallet.organizationId, wallets);

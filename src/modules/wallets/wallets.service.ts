@@ -1,13 +1,13 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { notFound } from '../../common/errors/domain-error';
-import { parseAddress } from '../../common/evm-address';
 import { decodePageKey, encodePageKey } from '../../common/pagination/page-key';
 import { Page, toPage } from '../../common/pagination/page-query.dto';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
 import type { CreateWalletRequestDto } from './dto/create-wallet.request.dto';
 import { Wallet } from './wallet.entity';
 import { WalletAtAddress, WalletRepository } from './wallet.repository';
+import { parseWalletAddress } from './wallet.rules';
 
 export const walletNotFound = (walletId: string) => notFound('WALLET_NOT_FOUND', `Wallet ${walletId} does not exist.`);
 
@@ -20,7 +20,7 @@ export class WalletsService {
   ) {}
 
   async create(organizationId: string, input: CreateWalletRequestDto): Promise<Wallet> {
-    const address = input.address == null ? null : parseAddress(input.address, 'address');
+    const address = input.address == null ? null : parseWalletAddress(input.address);
     const wallet = new Wallet({ organizationId, name: input.name ?? null, address });
     await this.em.transactional((em) => {
       em.persist(wallet);

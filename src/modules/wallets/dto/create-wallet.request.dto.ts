@@ -10,7 +10,8 @@ export class CreateWalletRequestDto {
   name?: string | null;
 
   /**
-   * The wallet's EVM address: all-lowercase, all-uppercase hex, or valid EIP-55 mixed case.
+   * The wallet's EVM address: all-lowercase, all-uppercase hex, or valid EIP-55 mixed case; not
+   * the zero address (400 INVALID_ADDRESS).
    * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
    */
   @ApiPropertyOptional({ type: String, nullable: true, example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' })
