@@ -150,9 +150,13 @@ describe('Following a chain: a block whose logs are over the client’s answer s
   }, 120_000);
 });
 
+/** Longer than the follower's JSON-RPC timeout (10 s): an answer this late is a call that timed out. */
+const LATER_THAN_TIMEOUT_MS = 12_000;
+
 /**
  * A JSON-RPC proxy in front of the node that answers eth_getLogs the way hosted providers cap it:
- * an answer of more than `cap` logs is refused with -32005 "query returned more than N results".
+ * an answer of more than `cap` logs is refused with -32005 "query returned more than N results",
+ * at once, or (`slow`) only after the client has given up waiting, as an overloaded node does.
  */
 class ResultCappingProxy {
   readonly refused: unknown[] = [];
@@ -161,6 +165,7 @@ class ResultCappingProxy {
   constructor(
     private readonly upstream: string,
     private readonly cap: number,
+    private readonly slow = false,
   ) {}
 
   get url(): string {
@@ -190,6 +195,7 @@ class ResultCappingProxy {
     const answer = (await res.json()) as { result?: unknown };
     if (call.method === 'eth_getLogs' && Array.isArray(answer.result) && answer.result.length > this.cap) {
       this.refused.push(call.params[0]);
+      if (this.slow) await new Promise((resolve) => setTimeout(resolve, LATER_THAN_TIMEOUT_MS));
       return { jsonrpc: '2.0', id: call.id, error: { code: -32005, message: `query returned more than ${this.cap} results` } };
     }
     return answer;
@@ -266,5 +272,49 @@ describe('Following a chain: a node that caps eth_getLogs answers at a number of
       (f) => f.lastError === null,
       30_000,
     );
+  }, 180_000);
+});
+
+describe('Following a chain: a node that times out on a block with too many logs', () => {
+  let chain: LocalChain;
+  let proxy: ResultCappingProxy;
+  let t: TestApp;
+  let receiver: TestReceiver;
+
+  beforeAll(async () => {
+    chain = await LocalChain.start({ chainId: 31422 });
+    proxy = await new ResultCappingProxy(chain.rpcUrl, 50, true).start();
+    receiver = await new TestReceiver().start();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await proxy?.stop();
+    await receiver?.stop();
+    await chain?.stop();
+  });
+
+  it('reads the block by watched address while the node answers light calls, and follows on', async () => {
+    const [attacker, alice, bob] = chain.accounts;
+    const nft = await chain.deployErc721();
+    const flood = await chain.deploy(LOG_FLOOD);
+    t = await startFollowing(chain, { CHAIN_RPC_URLS: `${chain.chainId}=${proxy.url}` });
+    const orgA = await watchingOrganization(t, receiver, 'org A');
+    const orgB = await watchingOrganization(t, receiver, 'org B');
+    await walletAt(t, orgA, alice, 'alice');
+    await walletAt(t, orgB, bob, 'bob');
+    await waitApplied(t, chain);
+
+    const flooded = await inOneBlock(chain, [
+      () => chain.send(flood, LOG_FLOOD.abi, 'flood', [100n], attacker),
+      () => chain.send(nft, ERC721_ABI, 'mint', [alice, 1n], chain.accounts[5]),
+    ]);
+    const later = Number((await chain.write(nft, ERC721_ABI, 'mint', [bob, 2n])).blockNumber);
+
+    await waitApplied(t, chain, later, 90_000);
+    await receiver.waitFor((r) => r.filter(isTransactionEvent(orgA.id)).length >= 1 && r.filter(isTransactionEvent(orgB.id)).length >= 1);
+    expect((await transactionsFromWebhooks(t, orgA, receiver)).map((x) => [x.type, x.chain!.blockNumber])).toEqual([['nftMint', flooded]]);
+    expect((await transactionsFromWebhooks(t, orgB, receiver)).map((x) => [x.type, x.chain!.blockNumber])).toEqual([['nftMint', later]]);
+    expect(proxy.refused.length).toBeGreaterThan(0);
+    expect(await metric(t, 'chain_blocks_read_by_address_total', chain.chainId)).toBeGreaterThanOrEqual(1);
   }, 180_000);
 });
