@@ -1,4 +1,4 @@
-import { counter, gauge } from '../health/metrics';
+import { counter, gauge } from '../../common/metrics';
 
 const LABELS = ['chainId'] as const;
 
