@@ -15,6 +15,7 @@ import { ChainModule } from './modules/chain/chain.module';
 import { DomainEventsModule } from './modules/domain-events/domain-events.module';
 import { HealthModule } from './modules/health/health.module';
 import { OrganizationsModule } from './modules/organizations/organizations.module';
+import { OrganizationsService } from './modules/organizations/organizations.service';
 import { PortalModule } from './modules/portal/portal.module';
 import { TokensModule } from './modules/tokens/tokens.module';
 import { TransactionsModule } from './modules/transactions/transactions.module';
@@ -53,7 +54,7 @@ export class AppModule {
         WebhooksModule.register({ worker: runsWorker(config) }),
         WhitelistModule,
         WebhookConfigModule,
-        RateLimitModule,
+        RateLimitModule.forRoot({ imports: [OrganizationsModule], lookup: OrganizationsService }),
         PortalModule,
         ChainModule,
         ...INSTALLED_EXTENSIONS,
