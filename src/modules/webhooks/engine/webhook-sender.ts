@@ -10,6 +10,7 @@ import {
   GrantedToken,
   OAuth2Client,
   parseTokenResponse,
+  readTokenAnswer,
   tokenRequestBody,
   TokenRequestError,
 } from './oauth2-tokens';
@@ -173,8 +174,14 @@ export class WebhookSender {
         signal: deadlineSignal(this.options.timeoutMs),
       });
       status = res.statusCode;
-      text = await res.body.text();
+      const length = Number(headerValue(res.headers['content-length']) ?? NaN);
+      // An answer refused unread must not hold its connection: it is dropped, not drained.
+      text = await readTokenAnswer(res.body, Number.isFinite(length) ? length : null).catch((error: unknown) => {
+        res.body.destroy();
+        throw error;
+      });
     } catch (error) {
+      if (error instanceof TokenRequestError) throw error;
       const failure = describeFailure(error, this.options.timeoutMs);
       throw new TokenRequestError(`the token endpoint could not be reached: ${failure.error}`, failure.outcome === 'blocked');
     }
