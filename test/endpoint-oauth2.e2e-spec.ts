@@ -1,5 +1,5 @@
 import { IN_FLIGHT, INTERRUPTED } from '../src/modules/webhooks/webhook-delivery.repository';
-import { bearer, createOrganization, TestOrganization } from './support/factories';
+import { bearer, createApiKey, createOrganization, TestOrganization } from './support/factories';
 import { CLIENT_ID, CLIENT_SECRET, TokenServer } from './support/oauth2';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
@@ -20,9 +20,15 @@ describe('OAuth2 client credentials towards an endpoint', () => {
     t = await createTestApp();
     receiver = await new TestReceiver().start();
     // Like a resource server: a webhook needs a token the token server issued and nobody revoked.
+    // Under /echo it answers with the request's credentials in its body, as a debugging endpoint might.
     receiver.behaviour = (_n, webhook: ReceivedWebhook) => {
       const token = String(webhook.headers.authorization ?? '').replace(/^Bearer /, '');
-      return { status: tokens.issued.includes(token) && !revoked.has(token) ? 200 : 401 };
+      const status = tokens.issued.includes(token) && !revoked.has(token) ? 200 : 401;
+      const { authorization, 'x-gateway-token': gateway } = webhook.headers;
+      if (webhook.path === '/echo-json') return { status, body: JSON.stringify({ authorization, gateway }) };
+      // The token begins 3 bytes before the log's 1,024-byte cut.
+      if (webhook.path === '/echo-split') return { status, body: `${'.'.repeat(1014)}${String(authorization)}|${String(gateway)}` };
+      return { status };
     };
   });
   beforeEach(async () => {
@@ -205,5 +211,29 @@ describe('OAuth2 client credentials towards an endpoint', () => {
     });
     expect(tokens.requests.length).toBeGreaterThanOrEqual(1);
     expect(receiver.received.filter((w) => w.path === '/oauth-huge')).toHaveLength(0);
+  });
+
+  it("keeps neither the access token nor a custom header's value in an attempt's responseBody, also when cut at 1,024 bytes", async () => {
+    const org = await createOrganization(t);
+    const auditorKey = (await createApiKey(t, org.id, ['auditor'])).key;
+    const gateway = 'gw-value-Hs82-unique';
+    const json = await newEndpoint(org, '/echo-json', { 'X-Gateway-Token': gateway });
+    const split = await newEndpoint(org, '/echo-split', { 'X-Gateway-Token': gateway });
+    await createWallet(t, org, 'echoed');
+    await receiver.waitFor((r) => ['/echo-json', '/echo-split'].every((path) => r.some((w) => w.path === path)));
+    // The receiver did get (and echo) both.
+    const echoed = receiver.received.find((w) => w.path === '/echo-json')!;
+    expect(echoed.headers).toMatchObject({ authorization: expect.stringMatching(/^Bearer tok-\d+$/), 'x-gateway-token': gateway });
+
+    for (const key of [org.adminKey, auditorKey]) {
+      const whole = await firstAttempt(org, json.id, key, (w) => w.status === 'succeeded');
+      expect(whole.body.attempts[0].responseBody).toBe(JSON.stringify({ authorization: 'Bearer [redacted]', gateway: '[redacted]' }));
+      const cut = await firstAttempt(org, split.id, key, (w) => w.status === 'succeeded');
+      expect(cut.body.attempts[0].responseBody).toBe(`${'.'.repeat(1014)}Bearer [redacted]`);
+      for (const text of [whole.text, cut.text]) {
+        expect(text).not.toContain(gateway);
+        for (const token of tokens.issued) expect(text).not.toContain(token);
+      }
+    }
   });
 });

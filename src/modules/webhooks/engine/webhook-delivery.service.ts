@@ -468,7 +468,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     const blocked = temporaryBlock(target, claim.resourceType);
     if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0, responseBody: null };
     const headers = this.headersOf(claim, target, span, signedAt);
-    if (target.auth === null) return this.sender.send(target.url as string, claim.payload, headers, clientTlsOf(target));
+    if (target.auth === null) {
+      return this.sender.send(target.url as string, claim.payload, headers, clientTlsOf(target), Object.values(target.headers));
+    }
     return this.sendWithToken(target, claim.payload, headers);
   }
 
@@ -494,7 +496,9 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       return failed(error);
     }
     const tls = clientTlsOf(target);
-    const first = await this.sender.send(target.url as string, payload, { ...headers, authorization: `Bearer ${token}` }, tls);
+    // The tokens and custom header values never reach the delivery log, even echoed by the receiver.
+    const secrets = [...Object.values(target.headers), token];
+    const first = await this.sender.send(target.url as string, payload, { ...headers, authorization: `Bearer ${token}` }, tls, secrets);
     if (first.status !== 401) return first;
     this.tokens.invalidate(client, token);
     try {
@@ -502,7 +506,8 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     } catch (error) {
       return failed(error);
     }
-    const second = await this.sender.send(target.url as string, payload, { ...headers, authorization: `Bearer ${token}` }, tls);
+    secrets.push(token);
+    const second = await this.sender.send(target.url as string, payload, { ...headers, authorization: `Bearer ${token}` }, tls, secrets);
     return { ...second, durationMs: Math.round(performance.now() - started) };
   }
 

@@ -112,7 +112,18 @@ export class WebhookSender {
     return agent;
   }
 
-  async send(url: string, body: string, headers: Record<string, string>, tls: ClientTls | null = null): Promise<SendResult> {
+  /**
+   * POSTs one webhook. `secrets` (the endpoint's access token, its custom header values) are
+   * replaced by `[redacted]` wherever the receiver's answer shows them, before its start is kept
+   * for the delivery log.
+   */
+  async send(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    tls: ClientTls | null = null,
+    secrets: readonly string[] = [],
+  ): Promise<SendResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const policyError = checkWebhookUrl(url, this.options);
@@ -130,8 +141,10 @@ export class WebhookSender {
         signal: deadlineSignal(this.options.timeoutMs),
       });
       const durationMs = elapsed();
-      const start = await readStart(res.body, RESPONSE_BODY_BYTES, DRAIN_LIMIT_BYTES);
-      const responseBody = responseBodyText(start.bytes, start.cut);
+      // Past the kept bytes, enough more to see whole any secret that begins in them.
+      const keep = RESPONSE_BODY_BYTES + secretLookaheadBytes(secrets);
+      const start = await readStart(res.body, keep, Math.max(DRAIN_LIMIT_BYTES, keep));
+      const responseBody = responseBodyText(start.bytes, start.cut, secrets);
       const retryAfter = headerValue(res.headers['retry-after']);
       return isSuccessStatus(res.statusCode)
         ? { outcome: 'success', status: res.statusCode, error: null, durationMs, responseBody, retryAfter }
@@ -220,14 +233,63 @@ async function readStart(body: AsyncIterable<Buffer>, keep: number, drainLimit: 
   return { bytes: Buffer.concat(kept, keptBytes), cut: readBytes > keptBytes };
 }
 
+/** What stands in the delivery log for a secret a receiver's answer showed. */
+export const REDACTED = '[redacted]';
+
 /**
- * An answer's first bytes as text for the delivery log: UTF-8 with invalid sequences replaced
- * (U+FFFD), and NUL replaced too, since PostgreSQL text cannot hold it. When the bytes were `cut`
- * from a longer answer, a character split by the cut is left out rather than shown as invalid.
+ * The forms in which a secret comes back in an answer: as sent, and escaped as in a JSON string
+ * (a receiver echoing its request's headers as JSON). Without surrounding spaces, which a header
+ * value loses on the way; a secret that is nothing else is left alone.
  */
-export function responseBodyText(bytes: Uint8Array, cut = false): string {
-  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }).decode(bytes, { stream: cut });
-  return text.replace(/\0/g, '\uFFFD');
+function secretForms(secrets: readonly string[]): string[] {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    const value = secret.trim();
+    if (value === '') continue;
+    forms.add(value);
+    forms.add(JSON.stringify(value).slice(1, -1));
+  }
+  return [...forms];
+}
+
+/** How many bytes past the kept ones must be read to see whole every secret that begins in them. */
+export function secretLookaheadBytes(secrets: readonly string[]): number {
+  return Math.max(0, ...secretForms(secrets).map((form) => Buffer.byteLength(form) - 1));
+}
+
+/**
+ * An answer's first `keep` bytes as text for the delivery log: UTF-8 with invalid sequences
+ * replaced (U+FFFD), and NUL replaced too, since PostgreSQL text cannot hold it. When the bytes
+ * were `cut` from a longer answer, a character split by the cut is left out rather than shown as
+ * invalid. Every occurrence of one of `secrets` that begins in those bytes is replaced by
+ * `[redacted]` whole, also when it runs past them (so no cut prefix of a secret remains): for
+ * that, `bytes` may hold more than `keep` (see secretLookaheadBytes).
+ */
+export function responseBodyText(bytes: Uint8Array, cut = false, secrets: readonly string[] = [], keep = RESPONSE_BODY_BYTES): string {
+  const decode = (part: Uint8Array, stream: boolean) =>
+    new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }).decode(part, { stream });
+  const longer = bytes.length > keep;
+  const text = decode(bytes, cut || longer);
+  // Where the kept bytes end in the text: decoding is the same whether a prefix or the whole is decoded.
+  const end = longer ? decode(bytes.subarray(0, keep), true).length : text.length;
+  const occurrences: [number, number][] = [];
+  for (const form of secretForms(secrets)) {
+    for (let at = text.indexOf(form); at !== -1 && at < end; at = text.indexOf(form, at + 1)) occurrences.push([at, at + form.length]);
+  }
+  occurrences.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let from = 0;
+  for (const [start, stop] of occurrences) {
+    // Overlapping occurrences (one secret inside another) make one marker.
+    if (start < from) {
+      from = Math.max(from, stop);
+      continue;
+    }
+    out += text.slice(from, start) + REDACTED;
+    from = stop;
+  }
+  if (from < end) out += text.slice(from, end);
+  return out.replace(/\0/g, '\uFFFD');
 }
 
 function headerValue(value: string | string[] | undefined): string | null {
