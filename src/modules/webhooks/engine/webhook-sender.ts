@@ -263,7 +263,8 @@ export function secretLookaheadBytes(secrets: readonly string[]): number {
  * were `cut` from a longer answer, a character split by the cut is left out rather than shown as
  * invalid. Every occurrence of one of `secrets` that begins in those bytes is replaced by
  * `[redacted]` whole, also when it runs past them (so no cut prefix of a secret remains): for
- * that, `bytes` may hold more than `keep` (see secretLookaheadBytes).
+ * that, `bytes` may hold more than `keep` (see secretLookaheadBytes). The text has at most `keep`
+ * characters either way.
  */
 export function responseBodyText(bytes: Uint8Array, cut = false, secrets: readonly string[] = [], keep = RESPONSE_BODY_BYTES): string {
   const decode = (part: Uint8Array, stream: boolean) =>
@@ -277,7 +278,18 @@ export function responseBodyText(bytes: Uint8Array, cut = false, secrets: readon
     for (let at = text.indexOf(form); at !== -1 && at < end; at = text.indexOf(form, at + 1)) occurrences.push([at, at + form.length]);
   }
   occurrences.sort((a, b) => a[0] - b[0]);
+  if (occurrences.length === 0) return text.slice(0, end).replace(/\0/g, '\uFFFD');
+  // A marker can be longer than the secret it stands for: the text is kept within `keep`
+  // characters (no more than the kept bytes can decode to), leaving out a marker that does not fit.
   let out = '';
+  const append = (piece: string, whole: boolean): boolean => {
+    if (out.length + piece.length <= keep) {
+      out += piece;
+      return true;
+    }
+    if (!whole) out += withoutSplitPair(piece.slice(0, keep - out.length));
+    return false;
+  };
   let from = 0;
   for (const [start, stop] of occurrences) {
     // Overlapping occurrences (one secret inside another) make one marker.
@@ -285,11 +297,17 @@ export function responseBodyText(bytes: Uint8Array, cut = false, secrets: readon
       from = Math.max(from, stop);
       continue;
     }
-    out += text.slice(from, start) + REDACTED;
+    if (!append(text.slice(from, start), false) || !append(REDACTED, true)) return out.replace(/\0/g, '\uFFFD');
     from = stop;
   }
-  if (from < end) out += text.slice(from, end);
+  if (from < end) append(text.slice(from, end), false);
   return out.replace(/\0/g, '\uFFFD');
+}
+
+/** `text` without a high surrogate left at its end by a cut (half of a character). */
+function withoutSplitPair(text: string): string {
+  const last = text.charCodeAt(text.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? text.slice(0, -1) : text;
 }
 
 function headerValue(value: string | string[] | undefined): string | null {
