@@ -515,7 +515,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     return {
       // The endpoint's own headers first: none can name one of the service's (parseCustomHeaders
       // refuses them), and the service's below would win over any that did.
-      ...target.headers,
+      ...customHeaders(target),
       'content-type': 'application/json; charset=utf-8',
       'user-agent': USER_AGENT,
       // Signed at send time: every attempt carries its own timestamp and the secrets of this moment.
@@ -619,6 +619,21 @@ function busy(typicalMs = 0): RetryLaterError {
   return new RetryLaterError(
     100 + Math.round(Math.random() * Math.max(400, typicalMs)),
     'no free slot for the endpoint or its organization',
+  );
+}
+
+/**
+ * The endpoint's custom headers as sent. Authorization and Proxy-Authorization are refused as
+ * custom headers (authentication goes through `auth`), but an endpoint saved before that may
+ * still hold one: an Authorization beside `auth` would go out as a second one, and a
+ * Proxy-Authorization would speak to the deployment's proxy, so those are left out.
+ */
+function customHeaders(target: DeliveryTarget): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(target.headers).filter(([name]) => {
+      const lower = name.toLowerCase();
+      return lower !== 'proxy-authorization' && !(lower === 'authorization' && target.auth !== null);
+    }),
   );
 }
 
