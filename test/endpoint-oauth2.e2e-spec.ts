@@ -229,7 +229,8 @@ describe('OAuth2 client credentials towards an endpoint', () => {
       const whole = await firstAttempt(org, json.id, key, (w) => w.status === 'succeeded');
       expect(whole.body.attempts[0].responseBody).toBe(JSON.stringify({ authorization: 'Bearer [redacted]', gateway: '[redacted]' }));
       const cut = await firstAttempt(org, split.id, key, (w) => w.status === 'succeeded');
-      expect(cut.body.attempts[0].responseBody).toBe(`${'.'.repeat(1014)}Bearer [redacted]`);
+      // 1,024 characters: what fits of the marker.
+      expect(cut.body.attempts[0].responseBody).toBe(`${'.'.repeat(1014)}Bearer [re`);
       for (const text of [whole.text, cut.text]) {
         expect(text).not.toContain(gateway);
         for (const token of tokens.issued) expect(text).not.toContain(token);

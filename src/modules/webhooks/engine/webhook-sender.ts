@@ -264,7 +264,7 @@ export function secretLookaheadBytes(secrets: readonly string[]): number {
  * invalid. Every occurrence of one of `secrets` that begins in those bytes is replaced by
  * `[redacted]` whole, also when it runs past them (so no cut prefix of a secret remains): for
  * that, `bytes` may hold more than `keep` (see secretLookaheadBytes). The text has at most `keep`
- * characters either way.
+ * characters either way: a marker that does not fit whole is cut like the text.
  */
 export function responseBodyText(bytes: Uint8Array, cut = false, secrets: readonly string[] = [], keep = RESPONSE_BODY_BYTES): string {
   const decode = (part: Uint8Array, stream: boolean) =>
@@ -280,15 +280,12 @@ export function responseBodyText(bytes: Uint8Array, cut = false, secrets: readon
   occurrences.sort((a, b) => a[0] - b[0]);
   if (occurrences.length === 0) return text.slice(0, end).replace(/\0/g, '\uFFFD');
   // A marker can be longer than the secret it stands for: the text is kept within `keep`
-  // characters (no more than the kept bytes can decode to), leaving out a marker that does not fit.
+  // characters (no more than the kept bytes can decode to), cutting what does not fit, a marker too.
   let out = '';
-  const append = (piece: string, whole: boolean): boolean => {
-    if (out.length + piece.length <= keep) {
-      out += piece;
-      return true;
-    }
-    if (!whole) out += withoutSplitPair(piece.slice(0, keep - out.length));
-    return false;
+  const append = (piece: string): boolean => {
+    const room = keep - out.length;
+    out += piece.length <= room ? piece : withoutSplitPair(piece.slice(0, room));
+    return piece.length < room;
   };
   let from = 0;
   for (const [start, stop] of occurrences) {
@@ -297,10 +294,10 @@ export function responseBodyText(bytes: Uint8Array, cut = false, secrets: readon
       from = Math.max(from, stop);
       continue;
     }
-    if (!append(text.slice(from, start), false) || !append(REDACTED, true)) return out.replace(/\0/g, '\uFFFD');
+    if (!append(text.slice(from, start)) || !append(REDACTED)) return out.replace(/\0/g, '\uFFFD');
     from = stop;
   }
-  if (from < end) append(text.slice(from, end), false);
+  if (from < end) append(text.slice(from, end));
   return out.replace(/\0/g, '\uFFFD');
 }
 
