@@ -1,5 +1,6 @@
 // engine/: from a committed event to attempts and their retries (relay, jobs, plan, executor, signing, sending).
 import { EntityManager } from '@mikro-orm/postgresql';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config';
 import { DomainEventOutbox, PendingEvent } from '../../domain-events/domain-event.outbox';
@@ -393,7 +394,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
         sent = { outcome: 'blocked', status: null, error: claim.permanent, durationMs: 0, responseBody: null };
       } else {
         try {
-          sent = await this.send(claim, span, admittedAt);
+          sent = await this.send(claim, span, leaseUntil, admittedAt);
         } finally {
           if (claim.receiver) {
             this.limiter.release(claim.receiver, sent! && sent.outcome !== 'blocked' ? sent.durationMs : undefined);
@@ -463,30 +464,40 @@ export class WebhookDeliveryService implements OnModuleDestroy {
    * `signedAt`: the attempt's time when its endpoint's rate limit gave it its place (Redis's
    * clock, the window's), so its webhook-timestamp names the second it was counted in.
    */
-  private async send(claim: PlannedAttempt, span: SpanHandle | null, signedAt = new Date()): Promise<SendResult> {
+  private async send(claim: PlannedAttempt, span: SpanHandle | null, leaseUntil: Date, signedAt = new Date()): Promise<SendResult> {
     const target = claim.target as DeliveryTarget;
     const blocked = temporaryBlock(target, claim.resourceType);
     if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0, responseBody: null };
-    const headers = this.headersOf(claim, target, span, signedAt);
+    const headersAt = (at: Date) => this.headersOf(claim, target, span, at);
     if (target.auth === null) {
-      return this.sender.send(target.url as string, claim.payload, headers, clientTlsOf(target), Object.values(target.headers));
+      return this.sender.send(target.url as string, claim.payload, headersAt(signedAt), clientTlsOf(target), Object.values(target.headers));
     }
-    return this.sendWithToken(target, claim.payload, headers);
+    return this.sendWithToken(target, claim.payload, headersAt, signedAt, leaseUntil);
   }
 
   /**
    * Sends with `Authorization: Bearer <token>`. A 401 means the receiver no longer takes the
    * cached token (revoked, rotated, expired early): one new token and one more try, inside this
-   * same attempt. A token that cannot be obtained fails the attempt with the reason.
+   * same attempt. That resend is a request to the endpoint like any other: it takes a place of its
+   * own under the endpoint's rate limit (and is signed at it), and goes only while the claim's
+   * lease still covers it; otherwise the attempt ends with the 401. A token that cannot be
+   * obtained fails the attempt with the reason.
    */
-  private async sendWithToken(target: DeliveryTarget, payload: string, headers: Record<string, string>): Promise<SendResult> {
+  private async sendWithToken(
+    target: DeliveryTarget,
+    payload: string,
+    headersAt: (signedAt: Date) => Record<string, string>,
+    signedAt: Date,
+    leaseUntil: Date,
+  ): Promise<SendResult> {
     const client: OAuth2Client = { endpointId: target.endpointId, ...(target.auth as NonNullable<DeliveryTarget['auth']>) };
     const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
     const failed = (error: unknown): SendResult => ({
       outcome: error instanceof TokenRequestError && error.blocked ? 'blocked' : 'network_error',
       status: null,
       error: `no OAuth2 token: ${error instanceof TokenRequestError ? error.message : 'the token request failed'}`,
-      durationMs: Math.round(performance.now() - started),
+      durationMs: elapsed(),
       responseBody: null,
     });
     let token: string;
@@ -498,7 +509,13 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     const tls = clientTlsOf(target);
     // The tokens and custom header values never reach the delivery log, even echoed by the receiver.
     const secrets = [...Object.values(target.headers), token];
-    const first = await this.sender.send(target.url as string, payload, { ...headers, authorization: `Bearer ${token}` }, tls, secrets);
+    const first = await this.sender.send(
+      target.url as string,
+      payload,
+      { ...headersAt(signedAt), authorization: `Bearer ${token}` },
+      tls,
+      secrets,
+    );
     if (first.status !== 401) return first;
     this.tokens.invalidate(client, token);
     try {
@@ -507,8 +524,42 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       return failed(error);
     }
     secrets.push(token);
-    const second = await this.sender.send(target.url as string, payload, { ...headers, authorization: `Bearer ${token}` }, tls, secrets);
-    return { ...second, durationMs: Math.round(performance.now() - started) };
+    const resendAt = await this.resendPlace(target, leaseUntil);
+    if (resendAt === null) {
+      return {
+        ...first,
+        error: `${first.error ?? 'receiver answered 401'}; not sent again with a new token: no place under the endpoint's rateLimitPerSecond in time`,
+        durationMs: elapsed(),
+      };
+    }
+    const second = await this.sender.send(
+      target.url as string,
+      payload,
+      { ...headersAt(resendAt), authorization: `Bearer ${token}` },
+      tls,
+      secrets,
+    );
+    return { ...second, durationMs: elapsed() };
+  }
+
+  /**
+   * When the resend after a 401 goes: now, or at the place the endpoint's rate limit gives it
+   * (Redis's clock, as for any attempt), waiting for the next window while the limit is used up.
+   * Null when no place comes while the claim's lease still covers a request (see attemptMayStart).
+   */
+  private async resendPlace(target: DeliveryTarget, leaseUntil: Date): Promise<Date | null> {
+    const mayStartAt = (atMs: number) => attemptMayStart(leaseUntil.getTime(), atMs, this.config.webhook.timeoutMs);
+    if (!mayStartAt(Date.now())) return null;
+    const limit = target.rateLimitPerSecond;
+    if (limit === null) return new Date();
+    for (;;) {
+      const place = await this.rates.take(target.endpointId, limit);
+      if (place.given) return mayStartAt(Date.now()) ? new Date(place.atMs) : null;
+      this.rateFullUntil.set(target.endpointId, Date.now() + place.waitMs);
+      if (!mayStartAt(Date.now() + place.waitMs)) return null;
+      // Back at the very start of the next window, ahead of the waiting attempts (they spread over its first moments).
+      await sleep(place.waitMs);
+    }
   }
 
   private headersOf(claim: PlannedAttempt, target: DeliveryTarget, span: SpanHandle | null, signedAt: Date): Record<string, string> {
