@@ -81,7 +81,7 @@ export class TokenMetadataWorker implements OnApplicationBootstrap, OnApplicatio
   private async fetchAndStore(tokens: DueMetadataToken[]): Promise<void> {
     const target: MetadataTarget = tokens[0];
     try {
-      const metadata = await this.fetcher.fetch(target);
+      const { metadata } = await this.fetcher.fetch(target);
       for (const token of tokens) await this.sync.applyFetchedMetadata(token.id, metadata);
     } catch (error) {
       const failure =
