@@ -2,7 +2,7 @@ import { Dispatcher } from 'undici';
 import { checkProxiedDestination, createEgressDispatcher } from '../../../common/net/egress';
 import { checkWebhookUrl, PortRange } from '../../../common/net/url-policy';
 import { classifyFetchFailure } from '../../../common/net/fetch-failure';
-import { httpStatusError, MetadataFetchError } from './token-metadata-document.rules';
+import { httpStatusError, IpfsGateway, isUnderGateway, MetadataFetchError } from './token-metadata-document.rules';
 
 export interface MetadataHttpOptions {
   /** The whole fetch, redirects and body included. */
@@ -25,7 +25,8 @@ const MAX_REDIRECTS = 3;
  * actually connected to checked by the guarded lookup (a name that resolves to a private or
  * metadata-service address is refused when the deployment does not allow private networks). The
  * configured IPFS gateway is the operator's own choice and is exempt (it may be a node on the
- * private network); a redirect away from it is checked again.
+ * private network), but only under its own path: a redirect elsewhere, even on its host, is
+ * checked like any token URI.
  */
 export class MetadataHttpClient {
   private readonly guarded: Dispatcher;
@@ -45,15 +46,19 @@ export class MetadataHttpClient {
   }
 
   /**
-   * The document at `url` as text. `trustedOrigin` (the gateway's origin) is fetched without the
-   * policy. Throws MetadataFetchError, retryable for timeouts, network errors and 5xx/404/429.
+   * The document at `url` as text. A URL under `gateway` (its origin and path) is fetched without
+   * the policy. Throws MetadataFetchError, retryable for timeouts, network errors and 5xx/404/429.
    */
-  async fetchText(url: string, trustedOrigin: string | null = null): Promise<string> {
+  async fetchText(url: string, gateway: IpfsGateway | null = null): Promise<string> {
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     let target = url;
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
       const parsed = new URL(target);
-      const trusted = trustedOrigin !== null && parsed.origin === trustedOrigin;
+      const trusted = gateway !== null && isUnderGateway(parsed, gateway);
+      // The gateway's host beyond its path is the operator's network, not IPFS content.
+      if (gateway !== null && !trusted && parsed.origin === gateway.origin) {
+        throw new MetadataFetchError('the IPFS gateway redirected out of its path', false, 'answered');
+      }
       if (!trusted) {
         // Literal IPs never reach the guarded lookup; the URL check judges them.
         const reason = checkWebhookUrl(target, this.options);
@@ -83,7 +88,7 @@ export class MetadataHttpClient {
       }
       return this.readBounded(res);
     }
-    throw new MetadataFetchError(`more than ${MAX_REDIRECTS} redirects`, false);
+    throw new MetadataFetchError(`more than ${MAX_REDIRECTS} redirects`, false, 'answered');
   }
 
   async close(): Promise<void> {
@@ -91,7 +96,7 @@ export class MetadataHttpClient {
   }
 
   private async readBounded(res: Dispatcher.ResponseData): Promise<string> {
-    const tooLarge = () => new MetadataFetchError(`the metadata is larger than ${this.options.maxBytes} bytes`, false);
+    const tooLarge = () => new MetadataFetchError(`the metadata is larger than ${this.options.maxBytes} bytes`, false, 'answered');
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > this.options.maxBytes) {
       res.body.destroy();
@@ -120,6 +125,6 @@ export class MetadataHttpClient {
     const failure = classifyFetchFailure(error, this.options.timeoutMs);
     // A refusal by the URL policy is final; a timeout or a network error may pass on a retry.
     if (failure.kind === 'blocked') return new MetadataFetchError(`the metadata URL ${failure.message}`, false);
-    return new MetadataFetchError(failure.message, true);
+    return new MetadataFetchError(failure.message, true, 'unreachable');
   }
 }
