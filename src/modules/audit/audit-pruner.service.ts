@@ -1,15 +1,13 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
 import { Periodic } from '../../common/scheduling/periodic';
 import { AppConfig, runsWorker } from '../../config/app-config';
 import { DirectSessions } from '../../database/direct-sessions';
+import { LOCK_KEYS } from '../../database/lock-keys';
 import { AuditEntry } from './audit-entry.entity';
 
 /** Entries deleted per transaction: short transactions, so appends to the same chain wait little. */
 const BATCH = 1000;
-/** Any fixed number, shared by every instance: one pruner works at a time. */
-const PRUNE_LOCK = 7_341_017;
 
 /**
  * Deletes audit entries older than AUDIT_RETENTION, in batches, on worker processes. Each
@@ -48,7 +46,7 @@ export class AuditPruner implements OnApplicationBootstrap, OnApplicationShutdow
    */
   prune(now = new Date()): Promise<number | null> {
     const cutoff = new Date(now.getTime() - this.config.audit.retentionMs);
-    return withAdvisoryLock(this.sessions, PRUNE_LOCK, async () => {
+    return this.sessions.withAdvisoryLock(LOCK_KEYS.auditPrune, async () => {
       let total = 0;
       for (;;) {
         const deleted = await this.em.fork().transactional(async (em) => {

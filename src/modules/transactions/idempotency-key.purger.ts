@@ -1,14 +1,11 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
 import { Periodic } from '../../common/scheduling/periodic';
 import { AppConfig, runsWorker } from '../../config/app-config';
 import { DirectSessions } from '../../database/direct-sessions';
+import { LOCK_KEYS } from '../../database/lock-keys';
 import { IDEMPOTENCY_WINDOW_HOURS } from './transaction.rules';
 import { execute } from '../../database/raw-sql';
-
-/** Any fixed number, distinct from the migration lock: the purge's advisory lock. */
-const PURGE_LOCK = 7_341_015;
 
 /**
  * Idempotency keys are worth keeping for their 24 h window only (a later retry is taken as a new
@@ -44,7 +41,7 @@ export class IdempotencyKeyPurger implements OnApplicationBootstrap, OnApplicati
    */
   purge(): Promise<number | null> {
     const batchSize = this.config.maintenance.purgeBatchSize;
-    return withAdvisoryLock(this.sessions, PURGE_LOCK, async () => {
+    return this.sessions.withAdvisoryLock(LOCK_KEYS.idempotencyPurge, async () => {
       let deleted = 0;
       for (;;) {
         const count = await execute(
