@@ -1,6 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Periodic } from '../../common/scheduling/periodic';
+import { Injectable } from '@nestjs/common';
+import { MaintenanceJob } from '../../common/scheduling/maintenance-job';
 import { AppConfig, runsWorker } from '../../config/app-config';
 import { DirectSessions } from '../../database/direct-sessions';
 import { LOCK_KEYS } from '../../database/lock-keys';
@@ -15,29 +15,22 @@ const BATCH = 1000;
  * becomes the checkpoint verify starts from, so what remains still proves itself.
  */
 @Injectable()
-export class AuditPruner implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('AuditPruner');
-  private readonly schedule: Periodic;
-
+export class AuditPruner extends MaintenanceJob {
   constructor(
     private readonly em: EntityManager,
     private readonly sessions: DirectSessions,
     private readonly config: AppConfig,
   ) {
-    this.schedule = new Periodic({
+    super({
+      name: 'AuditPruner',
       intervalMs: config.audit.pruneIntervalMs,
-      run: () => this.prune(),
-      logger: this.logger,
+      runsHere: runsWorker(config),
       failure: 'audit prune pass failed',
     });
   }
 
-  onApplicationBootstrap(): void {
-    if (runsWorker(this.config)) this.schedule.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.schedule.stop();
+  protected runPass(): Promise<number | null> {
+    return this.prune();
   }
 
   /**

@@ -1,6 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Periodic } from '../../common/scheduling/periodic';
+import { Injectable } from '@nestjs/common';
+import { MaintenanceJob } from '../../common/scheduling/maintenance-job';
 import { AppConfig, runsWorker } from '../../config/app-config';
 import { DirectSessions } from '../../database/direct-sessions';
 import { LOCK_KEYS } from '../../database/lock-keys';
@@ -14,25 +14,22 @@ import { execute } from '../../database/raw-sql';
  * holds long locks; an advisory lock lets one worker purge at a time while the others skip.
  */
 @Injectable()
-export class IdempotencyKeyPurger implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('IdempotencyKeyPurger');
-  private readonly schedule: Periodic;
-
+export class IdempotencyKeyPurger extends MaintenanceJob {
   constructor(
     private readonly em: EntityManager,
     private readonly sessions: DirectSessions,
     private readonly config: AppConfig,
   ) {
-    this.schedule = new Periodic({
+    super({
+      name: 'IdempotencyKeyPurger',
       intervalMs: config.maintenance.idempotencyPurgeIntervalMs,
-      run: () => this.purge(),
-      logger: this.logger,
+      runsHere: runsWorker(config),
       failure: 'idempotency key purge failed; retrying next interval',
     });
   }
 
-  onApplicationBootstrap(): void {
-    if (runsWorker(this.config)) this.schedule.start();
+  protected runPass(): Promise<number | null> {
+    return this.purge();
   }
 
   /**
@@ -55,9 +52,5 @@ export class IdempotencyKeyPurger implements OnApplicationBootstrap, OnApplicati
         if (count < batchSize) return deleted;
       }
     });
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.schedule.stop();
   }
 }
