@@ -20,7 +20,7 @@ import { BlockHeader, ChainNode } from './chain-node';
 import { BlockByAddress, readBlockByAddress } from './block-by-address';
 import { decodeTransferLogs, NFT_EVENT_TOPICS, RpcLog, touchesWatched, ZERO_ADDRESS } from './log-decoding';
 import { unreadableLogsAction } from './log-pieces.rules';
-import { executeScript } from '../../database/raw-sql';
+import { workerTransaction } from '../../database/statement-bounds';
 
 /** A cursor past its first start. */
 export type StartedCursor = ChainCursor & { appliedBlock: number };
@@ -230,8 +230,7 @@ export class ChainFollower {
       blocks.set(n, { blockNumber: n, blockHash: h.hash, blockTime: h.time });
     }
 
-    const result = await this.deps.em.fork().transactional(async (em) => {
-      await executeScript(em, `set local statement_timeout = ${Math.round(config.db.workerStatementTimeoutMs)}`);
+    const result = await workerTransaction(this.deps.em, config, async (em) => {
       const locked = await cursors.lockForStep(em, chainId, owner);
       if (!locked || locked.appliedBlock !== cursor.appliedBlock) return null;
       const recorded = await this.deps.movements.record(em, movements);
@@ -306,8 +305,7 @@ export class ChainFollower {
       this.logger.error(`reorg deeper than the ${KEPT_BLOCK_DEPTH} kept block hashes; unwinding to block ${ancestor.blockNumber}`);
     }
     const target = ancestor;
-    const reverted = await em.transactional(async (tx) => {
-      await executeScript(tx, `set local statement_timeout = ${Math.round(config.db.workerStatementTimeoutMs)}`);
+    const reverted = await workerTransaction(em, config, async (tx) => {
       const locked = await cursors.lockForStep(tx, chainId, owner);
       if (!locked || locked.appliedBlock !== cursor.appliedBlock) return null;
       const count = await this.deps.movements.revertFrom(tx, chainId, target.blockNumber + 1);
