@@ -1,4 +1,5 @@
-// Entry point for the mikro-orm CLI (npm run migration:create / migration:up).
+// Entry point for the mikro-orm CLI (npm run migration:create / migration:up): a process of its
+// own, so it reads the configuration itself, once.
 import { loadConfig } from '../config/app-config';
 // Loading the installed extension modules registers their entities and migrations.
 import '../extensions/installed';
