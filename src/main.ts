@@ -3,8 +3,8 @@ import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { AppConfig, ConfigError, loadConfig } from './config/app-config';
-import { loadTracingConfig, TracingConfig } from './config/tracing-config';
+import { AppConfig, loadConfig } from './config/app-config';
+import { ConfigError } from './config/variables';
 import type { RunningTracing } from './common/tracing/start-tracing';
 import { configureApp } from './configure-app';
 import { migrateDatabase } from './database/migrate';
@@ -13,10 +13,8 @@ import { checkDependencies, StartupError } from './startup-checks';
 
 async function bootstrap(): Promise<void> {
   let config: AppConfig;
-  let tracingConfig: TracingConfig | null;
   try {
     config = loadConfig();
-    tracingConfig = loadTracingConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -32,8 +30,8 @@ async function bootstrap(): Promise<void> {
   if (config.migrateOnStart) await migrateDatabase(config);
   // Before the application exists, so every request and job it runs is traced. Imported only
   // when configured: without an endpoint, no OpenTelemetry module is loaded.
-  const tracing = tracingConfig
-    ? await (await import('./common/tracing/start-tracing')).startTracing(tracingConfig, config.role, config.operatorApiKey)
+  const tracing = config.tracing
+    ? await (await import('./common/tracing/start-tracing')).startTracing(config.tracing, config.role, config.operatorApiKey)
     : null;
   const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
   configureApp(app, config);

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { openSecret } from '../src/modules/webhook-config/secret-box';
-import type { SecretKeyring } from '../src/config/app-config';
+import type { SecretKeyring } from '../src/config/secrets-config';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
 import { createIsolatedDatabase } from './support/isolated-database';
 import { TestReceiver } from './support/receiver';

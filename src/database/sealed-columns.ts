@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { SecretKeyring } from '../config/app-config';
+import type { SecretKeyring } from '../config/secrets-config';
 import { outsideTransaction, queryRows } from './raw-sql';
 import { needsReseal, resealSecret, SecretBoxError } from '../modules/webhook-config/secret-box';
 

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { SecretKey, SecretKeyring } from '../../config/app-config';
+import type { SecretKey, SecretKeyring } from '../../config/secrets-config';
 
 /**
  * Secrets at rest: AES-256-GCM with a fresh random 96-bit IV per seal and a full 128-bit tag,
