@@ -2,7 +2,7 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { openSecret } from '../src/modules/webhook-config/secret-box';
+import { openSecret } from '../src/common/crypto/secret-box';
 import type { SecretKeyring } from '../src/config/secrets-config';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
 import { createIsolatedDatabase } from './support/isolated-database';

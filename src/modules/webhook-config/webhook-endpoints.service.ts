@@ -15,7 +15,7 @@ import { Organization } from '../organizations/organization.entity';
 import { EndpointAuthSettings, OAUTH2_CLIENT_CREDENTIALS } from './endpoint-auth.rules';
 import { EndpointTlsSettings, parseTlsInput } from './endpoint-tls.rules';
 import { parseCustomHeaders } from './receiver-options.rules';
-import { sealSecret } from './secret-box';
+import { sealSecret } from '../../common/crypto/secret-box';
 import {
   dropPreviousSigningKeys,
   generateSigningKeyPair,
