@@ -22,6 +22,7 @@ import { WebhookEndpointsService } from './modules/webhook-config/webhook-endpoi
 import { OrganizationsModule } from './modules/organizations/organizations.module';
 import { OrganizationsService } from './modules/organizations/organizations.service';
 import { formatUtc } from './common/time';
+import { ormModel } from './orm-model';
 import { Role, ROLES } from './common/auth/principal';
 
 const USAGE = `usage: npm run cli -- organization:create --name "Acme" [--roles ${ROLES.join(',')}]
@@ -52,9 +53,9 @@ const createOrganization: Command<{ name: string; roles: Role[] }> = {
     return { name, roles: roles as Role[] };
   },
   async run({ name, roles }, config) {
-    if (config.migrateOnStart) await migrateDatabase(config);
+    if (config.migrateOnStart) await migrateDatabase(config, ormModel());
 
-    @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot(), OrganizationsModule] })
+    @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot({ model: ormModel }), OrganizationsModule] })
     class CliModule {}
 
     const app = await NestFactory.createApplicationContext(CliModule, { logger: ['error'] });
@@ -87,7 +88,9 @@ const resealSecrets: Command<{ batchSize: number }> = {
     return { batchSize };
   },
   async run({ batchSize }, config) {
-    @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot(), ...SEALED_SECRET_OWNERS.map((o) => o.module)] })
+    @Module({
+      imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot({ model: ormModel }), ...SEALED_SECRET_OWNERS.map((o) => o.module)],
+    })
     class ResealModule {}
 
     const app = await NestFactory.createApplicationContext(ResealModule, { logger: ['error'] });

@@ -9,6 +9,7 @@ import type { RunningTracing } from './common/tracing/start-tracing';
 import { configureApp } from './configure-app';
 import { migrateDatabase } from './database/migrate';
 import { ChainIdMismatchError, checkChainIds } from './modules/chain/chain-clients';
+import { ormModel } from './orm-model';
 import { checkDependencies, StartupError } from './startup-checks';
 
 async function bootstrap(): Promise<void> {
@@ -27,7 +28,7 @@ async function bootstrap(): Promise<void> {
   const chainWarnings = await checkChainIds(config).catch((error: unknown) => {
     throw error instanceof ChainIdMismatchError ? new StartupError(error.message) : error;
   });
-  if (config.migrateOnStart) await migrateDatabase(config);
+  if (config.migrateOnStart) await migrateDatabase(config, ormModel());
   // Before the application exists, so every request and job it runs is traced. Imported only
   // when configured: without an endpoint, no OpenTelemetry module is loaded.
   const tracing = config.tracing

@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import type { AppConfig } from '../config/app-config';
 import { ensureDatabase } from './database-url';
 import { LOCK_KEYS } from './lock-keys';
-import { buildOrmOptions } from './mikro-orm.options';
+import { buildOrmOptions, OrmModel } from './mikro-orm.options';
 
 /**
  * How long an instance waits for another one's migrations before giving up. Generous, since a
@@ -42,11 +42,12 @@ export async function runMigrations(orm: AnyMikroORM, databaseUrl: string): Prom
 /**
  * Creates the database when missing and migrates it with an ORM of its own over the direct
  * connection: the service's pool bounds every statement to a few seconds, and a migration may
- * rightly take longer (and may hold a session setting or run DDL a pooler would split up).
+ * rightly take longer (and may hold a session setting or run DDL a pooler would split up). The
+ * extension modules' migrations come in `model` (src/orm-model.ts).
  */
-export async function migrateDatabase(config: AppConfig): Promise<void> {
+export async function migrateDatabase(config: AppConfig, model: Pick<OrmModel, 'migrations'>): Promise<void> {
   await ensureDatabase(config.databaseDirectUrl);
-  const orm = await MikroORM.init(buildOrmOptions({ ...config, databaseUrl: config.databaseDirectUrl }));
+  const orm = await MikroORM.init(buildOrmOptions({ ...config, databaseUrl: config.databaseDirectUrl }, { migrations: model.migrations }));
   try {
     await runMigrations(orm, config.databaseDirectUrl);
   } finally {
