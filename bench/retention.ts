@@ -10,7 +10,8 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import { loadConfig } from '../src/config/app-config';
-import { dropDatabase, ensureDatabase } from '../src/database/database-url';
+import { ensureDatabase } from '../src/database/database-url';
+import { dropDatabase } from '../test/support/database-admin';
 import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { ENTITIES } from '../src/orm-model';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
-import { databaseName } from '../src/database/database-url';
+import { databaseName } from './support/database-admin';
 import { queryRows } from '../src/database/raw-sql';
 import { workerTransaction } from '../src/database/statement-bounds';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';

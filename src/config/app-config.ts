@@ -19,9 +19,9 @@ export const servesApi = (config: Pick<AppConfig, 'role'>): boolean => config.ro
 export const runsWorker = (config: Pick<AppConfig, 'role'>): boolean => config.role === 'worker' || config.role === 'all';
 /** The chain followers and the token metadata worker. */
 export const runsFollowers = (config: Pick<AppConfig, 'role'>): boolean => config.role === 'indexer' || config.role === 'all';
-export const PROCESS_ROLES: readonly ProcessRole[] = ['api', 'worker', 'indexer', 'all'];
+const PROCESS_ROLES: readonly ProcessRole[] = ['api', 'worker', 'indexer', 'all'];
 export type NodeEnv = 'development' | 'test' | 'production';
-export const NODE_ENVS: readonly NodeEnv[] = ['development', 'test', 'production'];
+const NODE_ENVS: readonly NodeEnv[] = ['development', 'test', 'production'];
 
 /**
  * The whole configuration, validated once at start-up. Nothing outside src/config reads

@@ -1,5 +1,5 @@
 import { loadConfig as load } from './app-config';
-import { defaultWebhookPorts, INTERNAL_SERVICE_PORTS, parsePortList, PortRange } from './egress-config';
+import { defaultWebhookPorts, INTERNAL_SERVICE_PORTS, PortRange } from './egress-config';
 
 const loadConfig = (env: Record<string, string | undefined>) => load({ NODE_ENV: 'development', ...env });
 const PRODUCTION = {
@@ -45,7 +45,11 @@ describe('egress configuration', () => {
     expect(allowed).toBe(1 + (65535 - 1024 + 1) - INTERNAL_SERVICE_PORTS.length);
   });
 
-  it.each(['', '0', '65536', '80-', 'https', '9000-8000', '443,,80'])('parsePortList refuses %p', (text) => {
-    expect(parsePortList(text)).toBeNull();
+  it.each(['0', '65536', '80-', 'https', '9000-8000', '443,,80'])('refuses WEBHOOK_ALLOWED_PORTS=%p', (text) => {
+    expect(() => loadConfig({ WEBHOOK_ALLOWED_PORTS: text })).toThrow(/WEBHOOK_ALLOWED_PORTS must be comma-separated ports or ranges/);
+  });
+
+  it('takes the default ports when WEBHOOK_ALLOWED_PORTS is blank', () => {
+    expect(loadConfig({ WEBHOOK_ALLOWED_PORTS: ' ' }).egress.allowedPorts).toEqual(defaultWebhookPorts(true));
   });
 });

@@ -50,7 +50,7 @@ export function defaultWebhookPorts(allowHttp: boolean): PortRange[] {
 }
 
 /** Parses `443,8443,9000-9100`; null unless every entry is a port or range within 1-65535. */
-export function parsePortList(text: string): PortRange[] | null {
+function parsePortList(text: string): PortRange[] | null {
   const ranges: PortRange[] = [];
   for (const entry of text.split(',').map((e) => e.trim())) {
     const match = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(entry);

@@ -115,7 +115,7 @@ class BoundedQuery extends BaseQuery {
 }
 
 /** The statement that sets the bounds for the current transaction only. */
-export function boundsSetting(bounds: StatementBounds): string {
+function boundsSetting(bounds: StatementBounds): string {
   const ms = (value: number) => `'${Math.max(0, Math.round(value))}ms'`;
   return (
     `select set_config('statement_timeout', ${ms(bounds.statementTimeoutMs)}, true), ` +

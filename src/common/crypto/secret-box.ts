@@ -29,12 +29,6 @@ export class SecretBoxError extends Error {
   }
 }
 
-/** A one-key ring, for tools and tests that hold a single key. */
-export function singleKeyring(key: Buffer, id = 'default'): SecretKeyring {
-  const entry = { id, key };
-  return { sealing: entry, keys: [entry] };
-}
-
 export function sealSecret(plain: string, keyring: SecretKeyring, context = ''): string {
   const { id, key } = keyring.sealing;
   assertKey(key);

@@ -1,5 +1,4 @@
 import type { LookupAddress } from 'node:dns';
-import { parsePortList } from '../../config/egress-config';
 import {
   checkWebhookUrl,
   createGuardedLookup,
@@ -275,7 +274,13 @@ describe('webhook ports', () => {
   });
 
   it('applies an explicit list exactly', () => {
-    const policy = { ...STRICT, allowedPorts: parsePortList('443, 9000-9001')! };
+    const policy = {
+      ...STRICT,
+      allowedPorts: [
+        [443, 443],
+        [9000, 9001],
+      ] as const,
+    };
     expect(checkWebhookUrl('https://hooks.example.com:9001/x', policy)).toBeNull();
     expect(checkWebhookUrl('https://hooks.example.com/x', policy)).toBeNull();
     expect(checkWebhookUrl('https://hooks.example.com:8443/x', policy)).toMatch(/port 8443/);

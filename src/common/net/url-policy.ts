@@ -36,7 +36,7 @@ export function urlPolicyOf(config: Pick<AppConfig, 'egress'>): EgressPolicy {
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /** How long a hostname lookup may take before the host counts as unresolvable. */
-export const DEFAULT_RESOLVE_TIMEOUT_MS = 5000;
+const DEFAULT_RESOLVE_TIMEOUT_MS = 5000;
 
 /**
  * The one refusal for a host that resolves to a refused address and for one that does not resolve
@@ -86,7 +86,7 @@ const CARRIES_IPV4_IN_LOW_BITS = [
 const IPV4_COMPATIBLE = /^::\d{1,3}(?:\.\d{1,3}){3}$/;
 const SIX_TO_FOUR = ipaddr.IPv6.parseCIDR('2002::/16');
 
-export function isPortAllowed(port: number, ranges: readonly PortRange[]): boolean {
+function isPortAllowed(port: number, ranges: readonly PortRange[]): boolean {
   return ranges.some(([from, to]) => port >= from && port <= to);
 }
 

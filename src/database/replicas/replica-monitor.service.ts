@@ -14,7 +14,7 @@ import { ReplicaRoutingDriver } from './replica-routing.driver';
  * process's slow answer does not take a healthy replica out.
  */
 export const PROBE_INTERVAL_MS = 250;
-export const PROBE_TIMEOUT_MS = 700;
+const PROBE_TIMEOUT_MS = 700;
 
 /** Measures each replica's lag in this process and tells the driver which replicas may serve reads. */
 @Injectable()
