@@ -1,6 +1,7 @@
 import { Dispatcher } from 'undici';
 import { checkProxiedDestination, createEgressDispatcher } from '../../../common/net/egress';
-import { checkWebhookUrl, PortRange } from '../../../common/net/url-policy';
+import { checkWebhookUrl } from '../../../common/net/url-policy';
+import type { PortRange } from '../../../config/egress-config';
 import { classifyFetchFailure } from '../../../common/net/fetch-failure';
 import { httpStatusError, IpfsGateway, isUnderGateway, MetadataFetchError } from './token-metadata-document.rules';
 
