@@ -84,6 +84,28 @@ describe('webhook delivery on a Redis Cluster', () => {
     expect([...succeeded].sort()).toEqual([...wallets].sort());
   });
 
+  it('stops another instance of the service in the same process without touching this one, and leaves no connection behind', async () => {
+    // ioredis opens a short-lived "refresher" connection for each periodic slot refresh of the
+    // suite's own app: not a connection a stopped service could hold.
+    const lasting = async () => (await cluster.namedClients()).filter((c) => !c.name.includes('(refresher)'));
+    const before = new Set((await lasting()).map((c) => `${c.node}/${c.id}`));
+    const opened = async () => (await lasting()).filter((c) => !before.has(`${c.node}/${c.id}`));
+    const other = await createTestApp({ REDIS_CLUSTER_NODES: cluster.nodes, QUEUE_PREFIX: `${prefix}other` });
+    try {
+      // Its delivery worker waits for jobs on a blocking connection of its own.
+      await waitUntil(opened, (clients) => clients.some((c) => c.name === 'nft-wallet:bull-bclient'), 30_000);
+    } finally {
+      await other.close();
+    }
+    await waitUntil(opened, (clients) => clients.length === 0, 15_000);
+
+    const org = await createOrganization(t);
+    await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET });
+    const walletId = await createWallet(t, org);
+    const [webhook] = await receiver.waitFor((r) => r.length >= 1);
+    expect(webhook.body).toEqual(expect.objectContaining({ resourceId: walletId }));
+  });
+
   it("counts an endpoint's rate limit on the cluster: at most its limit in any second, each endpoint's count on one node", async () => {
     const RATE = 3;
     const WRITES = 9;

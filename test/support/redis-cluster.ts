@@ -87,6 +87,25 @@ export class LocalRedisCluster {
     }
   }
 
+  /** The connections every node has from clients that named themselves (the service names each of its own). */
+  async namedClients(): Promise<{ node: number; id: string; name: string }[]> {
+    const out: { node: number; id: string; name: string }[] = [];
+    for (const port of this.ports) {
+      const client = this.node(port);
+      try {
+        const list = String(await client.call('client', 'list'));
+        for (const line of list.split('\n')) {
+          const fields = new Map(line.split(' ').map((field) => field.split('=', 2) as [string, string]));
+          const name = fields.get('name') ?? '';
+          if (name !== '') out.push({ node: port, id: fields.get('id') ?? '', name });
+        }
+      } finally {
+        client.disconnect();
+      }
+    }
+    return out;
+  }
+
   /** Keys matching `pattern` per node port. */
   async keysByNode(pattern: string): Promise<Map<number, string[]>> {
     const out = new Map<number, string[]>();
