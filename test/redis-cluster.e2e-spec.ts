@@ -14,7 +14,9 @@ describe('webhook delivery on a Redis Cluster', () => {
   const prefix = `t${process.env.TEST_RUN_ID}cluster`;
 
   beforeAll(async () => {
-    cluster = await new LocalRedisCluster().start();
+    // Assigned before starting, so that afterAll stops whatever a failed start left running.
+    cluster = new LocalRedisCluster();
+    await cluster.start();
     t = await createTestApp({
       REDIS_CLUSTER_NODES: cluster.nodes,
       QUEUE_PREFIX: prefix,
@@ -22,8 +24,11 @@ describe('webhook delivery on a Redis Cluster', () => {
     });
   }, 60_000);
   afterAll(async () => {
-    await t?.close();
-    await cluster?.stop();
+    try {
+      await t?.close();
+    } finally {
+      await cluster?.stop();
+    }
   });
   beforeEach(async () => {
     receiver = await new TestReceiver().start();
