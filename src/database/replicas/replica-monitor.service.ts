@@ -1,9 +1,9 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { withTimeout } from '../../common/async/with-timeout';
 import { AppConfig } from '../../config/app-config';
 import { gauge } from '../../modules/health/metrics';
 import { queryRows } from '../raw-sql';
+import { withinDeadline } from './deadline';
 import { nextState, REPLICA_LAG_SQL, ReplicaReading, replicaLabel, ReplicaState, UNMEASURED } from './replica-lag';
 import { ReplicaRoutingDriver } from './replica-routing.driver';
 
@@ -61,7 +61,7 @@ export class ReplicaMonitor implements OnApplicationBootstrap, OnApplicationShut
       if (this.probing[index]) return;
       this.probing[index] = true;
       const probe = this.measure(index);
-      void withTimeout(probe, PROBE_TIMEOUT_MS)
+      void withinDeadline(probe, PROBE_TIMEOUT_MS)
         .then(
           (lagMs) => this.record(index, { lagMs }),
           (error: unknown) => this.record(index, null, error),
