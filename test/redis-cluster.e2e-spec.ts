@@ -95,10 +95,12 @@ describe('webhook delivery on a Redis Cluster', () => {
     const lasting = async () => (await cluster.namedClients()).filter((c) => !c.name.includes('(refresher)'));
     const before = new Set((await lasting()).map((c) => `${c.node}/${c.id}`));
     const opened = async () => (await lasting()).filter((c) => !before.has(`${c.node}/${c.id}`));
-    const other = await createTestApp({ REDIS_CLUSTER_NODES: cluster.nodes, QUEUE_PREFIX: `${prefix}other` });
+    const otherPrefix = `${prefix}other`;
+    const other = await createTestApp({ REDIS_CLUSTER_NODES: cluster.nodes, QUEUE_PREFIX: otherPrefix });
     try {
-      // Its delivery worker waits for jobs on a blocking connection of its own.
-      await waitUntil(opened, (clients) => clients.some((c) => c.name === 'nft-wallet:bull-bclient'), 30_000);
+      // The workers of both its queues wait for jobs, each on a blocking connection that Bull
+      // names after its queue (how Bull lists a queue's workers).
+      await waitUntil(opened, (clients) => clients.filter((c) => c.name.startsWith(`{${otherPrefix}}:`)).length === 2, 30_000);
     } finally {
       await other.close();
     }
