@@ -14,7 +14,9 @@ describe('webhook delivery on a Redis Cluster', () => {
   const prefix = `t${process.env.TEST_RUN_ID}cluster`;
 
   beforeAll(async () => {
-    cluster = await new LocalRedisCluster().start();
+    // Assigned before starting, so that afterAll stops whatever a failed start left running.
+    cluster = new LocalRedisCluster();
+    await cluster.start();
     t = await createTestApp({
       REDIS_CLUSTER_NODES: cluster.nodes,
       QUEUE_PREFIX: prefix,
@@ -22,8 +24,11 @@ describe('webhook delivery on a Redis Cluster', () => {
     });
   }, 60_000);
   afterAll(async () => {
-    await t?.close();
-    await cluster?.stop();
+    try {
+      await t?.close();
+    } finally {
+      await cluster?.stop();
+    }
   });
   beforeEach(async () => {
     receiver = await new TestReceiver().start();
@@ -82,6 +87,30 @@ describe('webhook delivery on a Redis Cluster', () => {
       receiver.received.filter((w) => w.body.resourceId && signatureIsValid(w, SECRET)).map((w) => w.body.resourceId),
     );
     expect([...succeeded].sort()).toEqual([...wallets].sort());
+  });
+
+  it('stops another instance of the service in the same process without touching this one, and leaves no connection behind', async () => {
+    // ioredis opens a short-lived "refresher" connection for each periodic slot refresh of the
+    // suite's own app: not a connection a stopped service could hold.
+    const lasting = async () => (await cluster.namedClients()).filter((c) => !c.name.includes('(refresher)'));
+    const before = new Set((await lasting()).map((c) => `${c.node}/${c.id}`));
+    const opened = async () => (await lasting()).filter((c) => !before.has(`${c.node}/${c.id}`));
+    const otherPrefix = `${prefix}other`;
+    const other = await createTestApp({ REDIS_CLUSTER_NODES: cluster.nodes, QUEUE_PREFIX: otherPrefix });
+    try {
+      // The workers of both its queues wait for jobs, each on a blocking connection that Bull
+      // names after its queue (how Bull lists a queue's workers).
+      await waitUntil(opened, (clients) => clients.filter((c) => c.name.startsWith(`{${otherPrefix}}:`)).length === 2, 30_000);
+    } finally {
+      await other.close();
+    }
+    await waitUntil(opened, (clients) => clients.length === 0, 15_000);
+
+    const org = await createOrganization(t);
+    await configureWebhooks(t, org, { url: receiver.url, sharedSecret: SECRET });
+    const walletId = await createWallet(t, org);
+    const [webhook] = await receiver.waitFor((r) => r.length >= 1);
+    expect(webhook.body).toEqual(expect.objectContaining({ resourceId: walletId }));
   });
 
   it("counts an endpoint's rate limit on the cluster: at most its limit in any second, each endpoint's count on one node", async () => {

@@ -46,6 +46,11 @@ export function queueKeyPrefix(config: Pick<AppConfig, 'queuePrefix' | 'redisClu
  * a cluster (blocking and subscriber connections must retry forever without a ready check, as
  * Bull demands). `created` collects them so that the owner can close them, which Bull does not
  * do for clients it did not create.
+ *
+ * A blocking client's command cut off by a closed connection fails back to Bull rather than being
+ * sent again by the cluster client: Bull stops a worker by closing that connection and opening it
+ * anew, and a wait sent again on the new connection would hold the worker for the whole wait,
+ * once per worker slot, one after another. Bull itself asks for the next job again after an error.
  */
 export function bullConnection(
   config: RedisSettings,
@@ -64,6 +69,7 @@ export function bullConnection(
           connectTimeout: 2000,
           ...(blocking ? { maxRetriesPerRequest: null, enableReadyCheck: false } : {}),
         },
+        ...(blocking ? { retryDelayOnFailover: 0 } : {}),
       });
       created.push(client);
       return client;

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { withTimeout } from '../../common/async/with-timeout';
 import { createRedisConnection, RedisConnection } from '../../common/redis/redis-connection';
 import { AppConfig } from '../../config/app-config';
+import { withinDeadline } from './deadline';
 import { PROBE_INTERVAL_MS } from './replica-monitor.service';
 
 /** A Redis answer slower than this sends the read to the primary rather than delay it. */
@@ -44,7 +44,7 @@ export class RecentWrites implements OnModuleInit, OnApplicationShutdown {
     this.local.set(caller, now + this.windowMs);
     for (const [key, until] of this.local) if (until <= now) this.local.delete(key);
     try {
-      await withTimeout(this.redis.set(this.key(caller), '1', 'PX', this.windowMs), REDIS_WAIT_MS);
+      await withinDeadline(this.redis.set(this.key(caller), '1', 'PX', this.windowMs), REDIS_WAIT_MS);
     } catch (error) {
       // The write itself succeeded: answering it matters more than other instances' reads.
       this.logger.warn(`could not share a write of ${caller} with other instances: ${(error as Error).message}`);
@@ -55,7 +55,7 @@ export class RecentWrites implements OnModuleInit, OnApplicationShutdown {
   async wroteRecently(caller: string): Promise<boolean> {
     if ((this.local.get(caller) ?? 0) > Date.now()) return true;
     try {
-      return (await withTimeout(this.redis.exists(this.key(caller)), REDIS_WAIT_MS)) > 0;
+      return (await withinDeadline(this.redis.exists(this.key(caller)), REDIS_WAIT_MS)) > 0;
     } catch {
       return true;
     }

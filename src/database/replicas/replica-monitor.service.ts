@@ -1,10 +1,10 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { withTimeout } from '../../common/async/with-timeout';
 import { Periodic } from '../../common/scheduling/periodic';
 import { AppConfig } from '../../config/app-config';
 import { gauge } from '../../common/metrics';
 import { queryRows } from '../raw-sql';
+import { withinDeadline } from './deadline';
 import { nextState, REPLICA_LAG_SQL, ReplicaReading, replicaLabel, ReplicaState, UNMEASURED } from './replica-lag';
 import { ReplicaRoutingDriver } from './replica-routing.driver';
 
@@ -73,7 +73,7 @@ export class ReplicaMonitor implements OnApplicationBootstrap, OnApplicationShut
   private async probe(index: number): Promise<void> {
     const probe = this.measure(index);
     try {
-      this.record(index, { lagMs: await withTimeout(probe, PROBE_TIMEOUT_MS) });
+      this.record(index, { lagMs: await withinDeadline(probe, PROBE_TIMEOUT_MS) });
     } catch (error) {
       this.record(index, null, error);
     }

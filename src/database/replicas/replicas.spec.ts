@@ -1,7 +1,10 @@
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import { DomainError } from '../../common/errors/domain-error';
 import { NotFoundException, BadRequestException, ServiceUnavailableException } from '@nestjs/common';
 import { loadConfig } from '../../config/app-config';
 import { ConfigError } from '../../config/variables';
+import { withinDeadline } from './deadline';
 import { chooseReplica, readRoute } from './read-route';
 import { retryReason } from './read-routing.interceptor';
 import { nextState, READINGS_PAST_BOUND_TO_SKIP, replicaLabel, ReplicaState, UNMEASURED } from './replica-lag';
@@ -89,5 +92,41 @@ describe('replicaLabel', () => {
   it('names a replica by host, port and database, never its credentials', () => {
     expect(replicaLabel('postgresql://user:secret@db-r1.internal:6432/nft?sslmode=require')).toBe('db-r1.internal:6432/nft');
     expect(replicaLabel('postgres://db-r2/nft')).toBe('db-r2:5432/nft');
+  });
+});
+
+describe('withinDeadline', () => {
+  it('counts an answer that arrived before the deadline while this process was too busy to look', async () => {
+    // A thread answers at once, while this one is busy (as on a loaded machine) until well after
+    // the deadline; when it looks again, the timer and the answer are both due.
+    const answered = new Int32Array(new SharedArrayBuffer(4));
+    const responder = new Worker(
+      `const { parentPort, workerData } = require('node:worker_threads');
+       parentPort.on('message', () => { parentPort.postMessage('lag 0'); Atomics.store(workerData, 0, 1); Atomics.notify(workerData, 0); });`,
+      { eval: true, workerData: answered },
+    );
+    try {
+      await once(responder, 'online');
+      const { outcome } = await new Promise<{ outcome: Promise<unknown> }>((resolve) =>
+        // Busy in the event loop's check phase, as after any I/O callback: timers run next.
+        setImmediate(() => {
+          const outcome = withinDeadline(once(responder, 'message'), 20);
+          const asked = Date.now();
+          responder.postMessage('probe');
+          Atomics.wait(answered, 0, 0, 10_000);
+          while (Date.now() - asked < 100) {
+            // busy past the deadline
+          }
+          resolve({ outcome });
+        }),
+      );
+      await expect(outcome).resolves.toEqual(['lag 0']);
+    } finally {
+      await responder.terminate();
+    }
+  });
+
+  it('gives up on an answer that does not come in time', async () => {
+    await expect(withinDeadline(new Promise(() => undefined), 20)).rejects.toThrow('timed out after 20 ms');
   });
 });
