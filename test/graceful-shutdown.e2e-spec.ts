@@ -156,6 +156,7 @@ describe('the real entry point', () => {
       const { stderr } = await refused.catch((error: { stderr: string }) => error);
       expect(stderr).toContain('AUDIT_CHAIN_KEY is required when NODE_ENV=production');
       expect(stderr).toContain('METRICS_TOKEN or METRICS_PORT is required when NODE_ENV=production');
+      expect(stderr).toContain('MEDIA_SIGNING_KEY is required when NODE_ENV=production');
       const developmentKey = Buffer.alloc(32, 'nft-wallet-development-key-32byt').toString('base64');
       await expect(start({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: developmentKey })).rejects.toMatchObject({
         code: 1,

@@ -1,3 +1,4 @@
+import { isAbsolute, normalize } from 'node:path';
 import { z } from 'zod';
 import { parseDuration, parseDurationList } from './duration';
 import { defaultWebhookPorts, parsePortList, PortRange } from '../common/net/url-policy';
@@ -159,6 +160,13 @@ export abstract class AppConfig {
     readonly metadataTimeoutMs: number;
     readonly metadataMaxBytes: number;
   };
+  /** Token images and their thumbnails (README.md "Images"). */
+  abstract readonly media: {
+    /** MEDIA_SIGNING_KEY: signs thumbnail links (HMAC-SHA256), 32 bytes. */
+    readonly signingKey: Buffer;
+    /** MEDIA_STORAGE: thumbnails in PostgreSQL, or in this absolute directory (created if missing). */
+    readonly storage: { readonly kind: 'postgres' } | { readonly kind: 'directory'; readonly path: string };
+  };
 }
 
 /** One followed EVM chain: the id its node must report and the node's JSON-RPC URL. */
@@ -171,6 +179,8 @@ export class ConfigError extends Error {}
 
 /** Fixed key so a development machine runs without set-up; refused when NODE_ENV=production. */
 const DEVELOPMENT_ENCRYPTION_KEY = Buffer.alloc(32, 'nft-wallet-development-key-32byt');
+/** Signs thumbnail links outside production; published here, so production refuses it. */
+const DEVELOPMENT_MEDIA_SIGNING_KEY = Buffer.alloc(32, 'nft-wallet-development-media-key');
 const DEVELOPMENT_KEY_ID = 'dev';
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 const DEFAULT_RETRY_SCHEDULE = '5s,30s,2m,10m,30m,1h,3h,6h,12h,24h';
@@ -356,6 +366,12 @@ const envSchema = (production: boolean) => {
     IPFS_GATEWAY_URL: url('https://ipfs.io/ipfs/', ['http:', 'https:']),
     METADATA_TIMEOUT_MS: int(5000, 100, 60_000),
     METADATA_MAX_BYTES: int(256 * 1024, 1024, 10 * 1024 * 1024),
+    MEDIA_SIGNING_KEY: variable<Buffer | null>(null, (t, fail) => {
+      const key = key32(t);
+      if (!key) return fail('must be 32 bytes encoded in base64');
+      return production && key.equals(DEVELOPMENT_MEDIA_SIGNING_KEY) ? fail('must not use the development key when NODE_ENV=production') : key;
+    }),
+    MEDIA_STORAGE: rule<AppConfig['media']['storage']>({ kind: 'postgres' }, 'postgres or an absolute directory path', parseMediaStorage),
   });
 };
 
@@ -383,6 +399,11 @@ const GUARDED: readonly { unset: string[]; required?: string; relaxed: string }[
     unset: ['METRICS_TOKEN', 'METRICS_PORT'],
     required: 'METRICS_TOKEN or METRICS_PORT is required when NODE_ENV=production (/metrics is not served openly)',
     relaxed: 'METRICS_TOKEN and METRICS_PORT unset (/metrics open on the API port)',
+  },
+  {
+    unset: ['MEDIA_SIGNING_KEY'],
+    required: 'MEDIA_SIGNING_KEY is required when NODE_ENV=production (32 bytes, base64)',
+    relaxed: 'MEDIA_SIGNING_KEY unset (thumbnail links signed with the published development key)',
   },
 ];
 
@@ -481,7 +502,20 @@ export function loadConfig(env: Env = process.env): AppConfig {
       metadataTimeoutMs: e.METADATA_TIMEOUT_MS,
       metadataMaxBytes: e.METADATA_MAX_BYTES,
     },
+    media: { signingKey: e.MEDIA_SIGNING_KEY ?? DEVELOPMENT_MEDIA_SIGNING_KEY, storage: e.MEDIA_STORAGE },
   };
+}
+
+/**
+ * MEDIA_STORAGE: `postgres`, or an absolute directory path (normalised, without a trailing slash).
+ * A relative path would depend on the directory the process happens to start in.
+ */
+function parseMediaStorage(text: string): AppConfig['media']['storage'] | null {
+  if (text === 'postgres') return { kind: 'postgres' };
+  // eslint-disable-next-line no-control-regex -- a path with control characters is refused
+  if (!isAbsolute(text) || /[\u0000-\u001f]/.test(text)) return null;
+  const path = normalize(text);
+  return { kind: 'directory', path: path.length > 1 ? path.replace(/\/+$/, '') : path };
 }
 
 const CHAIN_RPC_PROTOCOLS = ['http:', 'https:', 'ws:', 'wss:'];
