@@ -32,13 +32,8 @@ function expectedFor(access: Access, route: AppRoute, caller: Caller): Expected 
 
 const CODES: Record<number, string[]> = { 401: ['UNAUTHENTICATED', 'INVALID_API_KEY'], 403: ['FORBIDDEN'] };
 
-/**
- * A 422 that proves the access check was passed, where the fixture's objects cannot avoid it: its
- * token is recorded through the API (a chain token would make POST /v1/transactions answer
- * CHAIN_MANAGED), so a metadata refresh answers TOKEN_NOT_ON_CHAIN.
- */
+/** A 422 that proves the access check was passed, where the fixture's objects cannot avoid it. */
 const PAST_ACCESS_422: Record<string, string> = {
-  'POST /v1/tokens/:tokenId/metadata/refresh': 'TOKEN_NOT_ON_CHAIN',
   // The matrix's app follows no chain, so a wallet sync names an unknown one.
   'POST /v1/wallets/:walletId/sync': 'UNKNOWN_CHAIN',
 };

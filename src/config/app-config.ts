@@ -369,7 +369,9 @@ const envSchema = (production: boolean) => {
     MEDIA_SIGNING_KEY: variable<Buffer | null>(null, (t, fail) => {
       const key = key32(t);
       if (!key) return fail('must be 32 bytes encoded in base64');
-      return production && key.equals(DEVELOPMENT_MEDIA_SIGNING_KEY) ? fail('must not use the development key when NODE_ENV=production') : key;
+      return production && key.equals(DEVELOPMENT_MEDIA_SIGNING_KEY)
+        ? fail('must not use the development key when NODE_ENV=production')
+        : key;
     }),
     MEDIA_STORAGE: rule<AppConfig['media']['storage']>({ kind: 'postgres' }, 'postgres or an absolute directory path', parseMediaStorage),
   });

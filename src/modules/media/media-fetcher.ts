@@ -1,0 +1,49 @@
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { BoundedFetchError, BoundedHttpClient, TrustedPrefix, trustedPrefixOf } from '../../common/net/bounded-fetch';
+import { ipfsImageUrl } from './ipfs-image-url';
+import { fetchFailureOf, locateImage, MEDIA_FETCH_TIMEOUT_MS, MEDIA_MAX_BYTES, MEDIA_MAX_REDIRECTS, MediaFailure } from './media.rules';
+
+/**
+ * The bytes of a token's image: `data:` decoded, `ipfs://` from IPFS_GATEWAY_URL (the operator's
+ * gateway is exempt from the URL policy under its own path), http(s) under the webhook URL policy
+ * with every redirect checked, through WEBHOOK_PROXY_URL when set; 15 s and 20 MiB for the whole
+ * fetch. Throws MediaFailure.
+ */
+@Injectable()
+export class MediaFetcher implements OnApplicationShutdown {
+  private readonly http: BoundedHttpClient;
+  private readonly gateway: TrustedPrefix;
+
+  constructor(private readonly config: AppConfig) {
+    this.http = new BoundedHttpClient({
+      timeoutMs: MEDIA_FETCH_TIMEOUT_MS,
+      maxBytes: MEDIA_MAX_BYTES,
+      maxRedirects: MEDIA_MAX_REDIRECTS,
+      allowHttp: config.webhook.allowHttp,
+      allowPrivateNetworks: config.webhook.allowPrivateNetworks,
+      allowedPorts: config.webhook.allowedPorts,
+      proxyUrl: config.webhook.proxyUrl,
+      headers: { accept: 'image/*', 'user-agent': 'nft-wallet-service media fetcher' },
+    });
+    this.gateway = trustedPrefixOf(config.chain.ipfsGatewayUrl);
+  }
+
+  async fetch(image: string): Promise<{ bytes: Buffer; fetched: boolean }> {
+    const location = locateImage(image, (uri) => ipfsImageUrl(uri, this.config.chain.ipfsGatewayUrl));
+    if (location.kind === 'data') {
+      if (location.bytes.length > MEDIA_MAX_BYTES) throw new MediaFailure('TOO_LARGE', 'the data: URI is larger than 20 MiB', false);
+      return { bytes: location.bytes, fetched: false };
+    }
+    try {
+      return { bytes: await this.http.fetch(location.url, location.viaGateway ? this.gateway : null), fetched: true };
+    } catch (error) {
+      if (error instanceof BoundedFetchError) throw fetchFailureOf(error);
+      throw error;
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.http.close();
+  }
+}
