@@ -130,6 +130,11 @@ export class BoundedHttpClient {
     await Promise.all([this.guarded.close(), this.trusted.close()]);
   }
 
+  /** Ends every request in flight at once (they fail as network errors), for a process that stops. */
+  async destroy(): Promise<void> {
+    await Promise.all([this.guarded.destroy(), this.trusted.destroy()]);
+  }
+
   private async readBounded(res: Dispatcher.ResponseData, signal: AbortSignal): Promise<Buffer> {
     const tooLarge = () => new BoundedFetchError('tooLarge', `the body is larger than ${this.options.maxBytes} bytes`);
     const declared = Number(res.headers['content-length']);

@@ -43,7 +43,12 @@ export class MediaFetcher implements OnApplicationShutdown {
     }
   }
 
+  /** Ends the fetches in flight: a stopping process does not wait out a slow image host. */
+  async abortAll(): Promise<void> {
+    await this.http.destroy();
+  }
+
   async onApplicationShutdown(): Promise<void> {
-    await this.http.close();
+    await this.http.destroy();
   }
 }

@@ -21,13 +21,12 @@ export class PostgresMediaStorage extends MediaStorage {
   }
 
   async put(em: EntityManager, sha256: string, thumbnails: ReadonlyMap<number, Buffer>): Promise<void> {
-    const widths = [...thumbnails.keys()];
+    const entries = [...thumbnails];
     await queryRows(
       em,
-      `insert into "media_thumbnail" ("sha256", "width", "bytes")
-       select ?, w, b from unnest(?::int[], ?::bytea[]) as t(w, b)
+      `insert into "media_thumbnail" ("sha256", "width", "bytes") values ${entries.map(() => '(?, ?, ?)').join(', ')}
        on conflict do nothing`,
-      [sha256, widths, widths.map((w) => thumbnails.get(w))],
+      entries.flatMap(([width, bytes]) => [sha256, width, bytes]),
     );
   }
 

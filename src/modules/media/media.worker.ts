@@ -68,7 +68,9 @@ export class MediaWorker implements OnApplicationBootstrap, OnApplicationShutdow
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    // What is claimed but not finished is due again when its lease ends.
+    // What is claimed but not finished is due again when its lease ends: nothing is recorded of
+    // the fetches cut here.
+    await this.fetcher.abortAll();
     await Promise.allSettled([...this.tasks]);
   }
 
@@ -126,6 +128,7 @@ export class MediaWorker implements OnApplicationBootstrap, OnApplicationShutdow
       state = { status: 'failed', error: failure.error, width: null, height: null, contentType: null, sha256: null };
       retryable = failure.retryable;
     }
+    if (this.stopped) return;
     await this.record(item, state, retryable);
   }
 
@@ -153,9 +156,10 @@ export class MediaWorker implements OnApplicationBootstrap, OnApplicationShutdow
     }
     const image: KnownImage = { sha256, contentType: processed.contentType, width: processed.width, height: processed.height };
     const thumbnails = new Map([...processed.thumbnails].map(([width, thumbnail]) => [width, thumbnail.bytes]));
+    // One transaction: the original is recorded only with its thumbnails stored (files are written before it commits).
     await this.em.fork().transactional(async (em) => {
-      await this.storage.put(em, sha256, thumbnails);
       await this.repository.recordImage(em, { ...image, byteSize: bytes.length });
+      await this.storage.put(em, sha256, thumbnails);
     });
     return image;
   }
