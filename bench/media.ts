@@ -6,8 +6,9 @@
  *
  * - thumbnails: the time from the first POST /v1/tokens until every token's media is `ok`, and
  *   the worker's resident memory before and at its peak (sampled from /proc every 100 ms);
- * - its raw baseline in the same run: a plain loop in this process fetching the same images with
- *   fetch() and making the three WebP widths with a plain sharp pipeline, two at a time;
+ * - its raw baseline in the same run: a plain loop in this process fetching other copies with
+ *   fetch() and making the three WebP widths with a plain sharp pipeline (same quality and effort),
+ *   two at a time;
  * - a thumbnail answer (GET /v1/media/{sha256}/{width}.webp, signature checked, bytes from
  *   PostgreSQL): p50/p99 over BENCH_MEDIA_REQUESTS (3,000) requests, 4 at a time, against its raw
  *   baseline, a plain node:http server checking the same HMAC and reading the same row with pg.
@@ -15,6 +16,7 @@
  * The goal (README.md "Images"): 1,000 images in under 60 s on one worker, its RSS up by less
  * than 300 MB, a thumbnail answer's p99 under 10 ms.
  */
+import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
@@ -22,8 +24,12 @@ import { AddressInfo } from 'node:net';
 import { Client, Pool } from 'pg';
 import sharp from 'sharp';
 import { request } from 'undici';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { loadConfig } from '../src/config/app-config';
 import { dropDatabase, ensureDatabase } from '../src/database/database-url';
-import { freePort, startServiceProcess } from '../test/support/service-process';
+import { runMigrations } from '../src/database/migrate';
+import { buildOrmOptions } from '../src/database/mikro-orm.options';
+import { freePort, SERVICE_MAIN } from '../test/support/service-process';
 
 const env = process.env;
 const IMAGES = Number(env.BENCH_MEDIA_IMAGES ?? 1000);
@@ -37,22 +43,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A photo-like JPEG of about 1 MiB: smooth gradients under fine noise, as a camera gives. */
 async function basePicture(): Promise<Buffer> {
-  const width = 1600;
-  const height = 1200;
+  const width = 1800;
+  const height = 1350;
   const raw = Buffer.alloc(width * height * 3);
   let seed = 12345;
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      const noise = (seed >> 16) % 48;
+      const noise = (seed >> 16) % 56;
       const i = (y * width + x) * 3;
-      raw[i] = (x * 255) / width + noise;
-      raw[i + 1] = (y * 255) / height + noise;
-      raw[i + 2] = ((x + y) * 128) / (width + height) + noise;
+      raw[i] = (x * 200) / width + noise;
+      raw[i + 1] = (y * 200) / height + noise;
+      raw[i + 2] = ((x + y) * 100) / (width + height) + noise;
     }
   }
   return sharp(raw, { raw: { width, height, channels: 3 } })
-    .jpeg({ quality: 82 })
+    .jpeg({ quality: 88 })
     .toBuffer();
 }
 
@@ -69,6 +75,13 @@ function variant(base: Buffer, n: number): Buffer {
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** CPU seconds (user + system, every thread) a process has used, from /proc. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 function rssMb(pid: number): number {
@@ -119,6 +132,12 @@ async function latencies(paths: string[], base: string): Promise<{ p50: number; 
 async function main(): Promise<void> {
   const databaseUrl = `postgresql://postgres@127.0.0.1:5432/nftw_media_${Date.now().toString(36)}`;
   await ensureDatabase(databaseUrl);
+  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl })));
+  try {
+    await runMigrations(orm, databaseUrl);
+  } finally {
+    await orm.close();
+  }
   const base = await basePicture();
   log(`base picture: ${(base.length / 1048576).toFixed(2)} MiB`);
   const host = createServer((req, res) => {
@@ -129,29 +148,44 @@ async function main(): Promise<void> {
   });
   const hostUrl = await listen(host);
   const port = await freePort();
-  const service = await startServiceProcess({
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
-    PORT: String(port),
-    ROLE: 'all',
-    DATABASE_URL: databaseUrl,
-    DB_MIGRATE_ON_START: 'true',
-    QUEUE_PREFIX: `benchmedia${Date.now().toString(36)}`,
-    SECRETS_ENCRYPTION_KEY: KEY,
-    AUDIT_CHAIN_KEY: KEY,
-    MEDIA_SIGNING_KEY: KEY,
-    METRICS_TOKEN: OPERATOR_KEY,
-    OPERATOR_API_KEY: OPERATOR_KEY,
-    WEBHOOK_ALLOW_HTTP: 'true',
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    RATE_LIMIT_PER_KEY: '10000000',
-    RATE_LIMIT_PER_IP: '10000000',
+  const service = spawn(process.execPath, SERVICE_MAIN, {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      PATH: env.PATH,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      ROLE: 'all',
+      DATABASE_URL: databaseUrl,
+      DB_MIGRATE_ON_START: 'false',
+      QUEUE_PREFIX: `benchmedia${Date.now().toString(36)}`,
+      SECRETS_ENCRYPTION_KEY: KEY,
+      AUDIT_CHAIN_KEY: KEY,
+      MEDIA_SIGNING_KEY: KEY,
+      METRICS_TOKEN: OPERATOR_KEY,
+      OPERATOR_API_KEY: OPERATOR_KEY,
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      RATE_LIMIT_PER_KEY: '10000000',
+      RATE_LIMIT_PER_IP: '10000000',
+    },
   });
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   const results: Record<string, unknown> = {};
   try {
     const serviceUrl = `http://127.0.0.1:${port}`;
+    for (const deadline = Date.now() + 120_000; ; await sleep(250)) {
+      if (service.exitCode !== null) throw new Error(`the service exited with ${service.exitCode}`);
+      if (Date.now() > deadline) throw new Error('the service was not ready in 120 s');
+      if (
+        await fetch(`${serviceUrl}/health/ready`).then(
+          (res) => res.ok,
+          () => false,
+        )
+      )
+        break;
+    }
     const organization = await api<{ id: string }>(serviceUrl, 'POST', '/admin/v1/organizations', OPERATOR_KEY, { name: 'media bench' });
     const { key } = await api<{ key: string }>(serviceUrl, 'POST', `/admin/v1/organizations/${organization.id}/api-keys`, OPERATOR_KEY, {
       name: 'bench',
@@ -174,6 +208,7 @@ async function main(): Promise<void> {
     while ((await okCount()) < WARM_UP) await sleep(200);
     await sleep(1000);
     const rssBefore = rssMb(service.pid!);
+    const cpuBefore = cpuSeconds(service.pid!);
 
     let peak = rssBefore;
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(service.pid!))), 100);
@@ -189,6 +224,7 @@ async function main(): Promise<void> {
       await sleep(100);
     }
     const elapsed = (Date.now() - started) / 1000;
+    const cpu = cpuSeconds(service.pid!) - cpuBefore;
     clearInterval(sampler);
     const failed = Number((await db.query(`select count(*) as n from "token_media" where "status" = 'failed'`)).rows[0].n);
     results.thumbnails = {
@@ -196,6 +232,7 @@ async function main(): Promise<void> {
       seconds: Math.round(elapsed * 10) / 10,
       imagesPerSecond: Math.round((IMAGES / elapsed) * 10) / 10,
       postsSeconds: Math.round(posted / 100) / 10,
+      cpuMsPerImage: Math.round((cpu * 1000) / IMAGES),
       failed,
       rssBeforeMb: Math.round(rssBefore),
       rssPeakMb: Math.round(peak),
@@ -205,21 +242,25 @@ async function main(): Promise<void> {
 
     // Raw baseline: the same kind of work, without the service.
     const baselineStarted = Date.now();
+    const baselineCpu = process.cpuUsage();
     await pool(
       Array.from({ length: BASELINE_IMAGES }, (_, i) => 2_000_000 + i),
       2,
       async (n) => {
         const bytes = Buffer.from(await (await fetch(`${hostUrl}/img/${n}.jpg`)).arrayBuffer());
         for (const width of [64, 256, 1024])
-          await sharp(bytes).rotate().resize({ width, withoutEnlargement: true }).webp({ quality: 80 }).toBuffer();
+          await sharp(bytes).rotate().resize({ width, withoutEnlargement: true }).webp({ quality: 80, effort: 1 }).toBuffer();
       },
     );
     const baselineSeconds = (Date.now() - baselineStarted) / 1000;
+    const baselineCpuUsed = process.cpuUsage(baselineCpu);
     const baselineRate = BASELINE_IMAGES / baselineSeconds;
     results.thumbnailsBaseline = {
       images: BASELINE_IMAGES,
       seconds: Math.round(baselineSeconds * 10) / 10,
       imagesPerSecond: Math.round(baselineRate * 10) / 10,
+      // The image host runs in this process too: its share is in this figure.
+      cpuMsPerImage: Math.round((baselineCpuUsed.user + baselineCpuUsed.system) / 1000 / BASELINE_IMAGES),
       serviceOverBaseline: Math.round((IMAGES / elapsed / baselineRate) * 100) / 100,
     };
     log(`baseline: ${JSON.stringify(results.thumbnailsBaseline)}`);

@@ -1,4 +1,5 @@
 import { EntityManager } from '@mikro-orm/postgresql';
+import { LRUCache } from 'lru-cache';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { queryRows } from '../../database/raw-sql';
@@ -79,5 +80,35 @@ export class DirectoryMediaStorage extends MediaStorage {
 
   private pathOf(sha256: string, width: number): string {
     return join(this.root, sha256.slice(0, 2), `${sha256}-${width}.webp`);
+  }
+}
+
+/**
+ * Keeps the thumbnails answered most recently in memory, up to `maxBytes`: a thumbnail never
+ * changes once stored (its key is the original's SHA-256), so a cached copy is always right, and a
+ * wallet's grid asked again (or by its next user) is answered without a database read.
+ */
+export class CachingMediaStorage extends MediaStorage {
+  private readonly cache: LRUCache<string, Buffer>;
+
+  constructor(
+    private readonly inner: MediaStorage,
+    maxBytes: number,
+  ) {
+    super();
+    this.cache = new LRUCache<string, Buffer>({ maxSize: maxBytes, sizeCalculation: (bytes) => Math.max(1, bytes.length) });
+  }
+
+  put(em: EntityManager, sha256: string, thumbnails: ReadonlyMap<number, Buffer>): Promise<void> {
+    return this.inner.put(em, sha256, thumbnails);
+  }
+
+  async get(sha256: string, width: number): Promise<Buffer | null> {
+    const key = `${sha256}/${width}`;
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const bytes = await this.inner.get(sha256, width);
+    if (bytes !== null) this.cache.set(key, bytes);
+    return bytes;
   }
 }

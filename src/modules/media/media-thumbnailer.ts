@@ -13,6 +13,12 @@ const MAX_INPUT_PIXELS = 100_000_000;
 /** Decoding and encoding one image; past it the image counts as one that does not decode. */
 const PROCESSING_TIMEOUT_SECONDS = 30;
 
+/**
+ * libwebp's effort (0-6, default 4): 1 encodes a 1024-pixel thumbnail in about a third of the CPU
+ * time of 4, for files a few percent larger (bench:media, BENCHMARKS.md).
+ */
+const WEBP_EFFORT = 1;
+
 /** What sharp (libvips) calls each accepted type: the decoder must agree with the bytes' signature. */
 const DECODER_FORMAT: Record<ImageType, string> = {
   'image/png': 'png',
@@ -77,7 +83,7 @@ export async function makeThumbnails(bytes: Buffer): Promise<ProcessedImage> {
       const pipeline = sharp(data, { raw });
       const scaled =
         size.width === raw.width && size.height === raw.height ? pipeline : pipeline.resize(size.width, size.height, { fit: 'fill' });
-      thumbnails.set(target, { ...size, bytes: await scaled.webp({ quality: 80 }).toBuffer() });
+      thumbnails.set(target, { ...size, bytes: await scaled.webp({ quality: 80, effort: WEBP_EFFORT }).toBuffer() });
     }
     return { contentType, width, height, thumbnails };
   } catch (error) {

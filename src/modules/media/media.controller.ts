@@ -9,6 +9,7 @@ import {
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { PublicRoute } from '../../common/auth/access';
 import { DomainError } from '../../common/errors/domain-error';
@@ -26,6 +27,9 @@ const linkInvalid = () =>
  */
 @ApiTags('Media')
 @PublicRoute()
+// Not counted against the per-IP limit: one wallet screen loads a thumbnail per token, and a
+// link only serves what its signature names (checked before anything is read).
+@SkipThrottle()
 @Controller('v1/media')
 export class MediaController {
   constructor(

@@ -6,10 +6,13 @@ import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { MediaController } from './media.controller';
 import { MediaFetcher } from './media-fetcher';
 import { MediaLinkSigner } from './media-links';
-import { DirectoryMediaStorage, MediaStorage, PostgresMediaStorage } from './media-storage';
+import { CachingMediaStorage, DirectoryMediaStorage, MediaStorage, PostgresMediaStorage } from './media-storage';
 import { MediaRepository } from './media.repository';
 import { MediaService } from './media.service';
 import { MediaWorker } from './media.worker';
+
+/** Thumbnails kept in memory per process for the answers that serve them. */
+const THUMBNAIL_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Token images (README.md "Images"): fetched in the background, checked, turned into WebP
@@ -30,7 +33,7 @@ import { MediaWorker } from './media.worker';
       provide: MediaStorage,
       inject: [AppConfig, EntityManager],
       useFactory: async (config: AppConfig, em: EntityManager): Promise<MediaStorage> => {
-        if (config.media.storage.kind === 'postgres') return new PostgresMediaStorage(em);
+        if (config.media.storage.kind === 'postgres') return new CachingMediaStorage(new PostgresMediaStorage(em), THUMBNAIL_CACHE_BYTES);
         const storage = new DirectoryMediaStorage(config.media.storage.path);
         const path = config.media.storage.path;
         await storage.prepare().catch((error: NodeJS.ErrnoException) => {
@@ -38,7 +41,7 @@ import { MediaWorker } from './media.worker';
             `MEDIA_STORAGE ${path} cannot be used: ${error.code ?? error.message} (it must be a directory this process can create and write)`,
           );
         });
-        return storage;
+        return new CachingMediaStorage(storage, THUMBNAIL_CACHE_BYTES);
       },
     },
   ],
