@@ -16,6 +16,7 @@ import { DomainEventsModule } from './modules/domain-events/domain-events.module
 import { HealthModule } from './modules/health/health.module';
 import { MediaModule } from './modules/media/media.module';
 import { OrganizationsModule } from './modules/organizations/organizations.module';
+import { OrganizationsService } from './modules/organizations/organizations.service';
 import { PortalModule } from './modules/portal/portal.module';
 import { TokensModule } from './modules/tokens/tokens.module';
 import { TransactionsModule } from './modules/transactions/transactions.module';
@@ -55,7 +56,7 @@ export class AppModule {
         WebhooksModule.register({ worker: runsWorker(config) }),
         WhitelistModule,
         WebhookConfigModule,
-        RateLimitModule,
+        RateLimitModule.forRoot({ imports: [OrganizationsModule], lookup: OrganizationsService }),
         PortalModule,
         ChainModule,
         ...INSTALLED_EXTENSIONS,

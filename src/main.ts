@@ -32,7 +32,9 @@ async function bootstrap(): Promise<void> {
   if (config.migrateOnStart) await migrateDatabase(config);
   // Before the application exists, so every request and job it runs is traced. Imported only
   // when configured: without an endpoint, no OpenTelemetry module is loaded.
-  const tracing = tracingConfig ? await (await import('./common/tracing/start-tracing')).startTracing(tracingConfig, config.role) : null;
+  const tracing = tracingConfig
+    ? await (await import('./common/tracing/start-tracing')).startTracing(tracingConfig, config.role, config.operatorApiKey)
+    : null;
   const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
   configureApp(app, config);
   for (const warning of chainWarnings) app.get(Logger).warn(warning, 'Bootstrap');

@@ -1,11 +1,7 @@
-import { MikroORM } from '@mikro-orm/core';
-import { EntityManager } from '@mikro-orm/postgresql';
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { Address } from 'viem';
-import { TokensService } from '../src/modules/tokens/tokens.service';
 import { ERC1155_ABI, ERC721_ABI, LocalChain, erc1155HexId } from './support/evm';
 import { bearer, createApiKey, createOrganization, expectProblem, TestOrganization } from './support/factories';
+import { chainToken, MetadataServer, settled, tokenOf } from './support/metadata-server';
 import { eventsFor, newAddress, UNKNOWN_ID } from './support/nft';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
@@ -16,77 +12,10 @@ const MAX_BYTES = 4096;
 /** The dev account that receives the minted tokens. */
 const HOLDER = 1;
 const WHITELIST = '/api/organization/v1/current-organization/nft-whitelist';
-
-/** A collection's metadata server (and an IPFS gateway) on loopback, answering per path. */
-class MetadataServer {
-  readonly requests: string[] = [];
-  readonly routes = new Map<string, (req: IncomingMessage, res: ServerResponse, n: number) => void>();
-  private server: Server | null = null;
-
-  json(path: string, body: unknown): void {
-    this.routes.set(path, (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
-  }
-
-  get origin(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
-  }
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      const path = req.url ?? '/';
-      this.requests.push(path);
-      const route = this.routes.get(path);
-      if (!route) return void res.writeHead(404).end('not found');
-      route(req, res, this.requests.filter((p) => p === path).length);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-}
-
-/** What GET /v1/tokens/{id} shows of a token's metadata state. */
-async function tokenOf(t: TestApp, org: TestOrganization, tokenId: string) {
-  return (await t.http().get(`/v1/tokens/${tokenId}`).set(bearer(org.adminKey)).expect(200)).body;
-}
-
-async function settled(t: TestApp, org: TestOrganization, tokenId: string) {
-  return waitUntil(
-    () => tokenOf(t, org, tokenId),
-    (token) => token.metadataStatus !== 'pending',
-    20_000,
-  );
-}
-
-/**
- * The token as the follower creates it on first sight (pending, `nft` create), through the tokens
- * module's own entry point: these tests are about what happens to its metadata afterwards.
- */
-async function chainToken(
-  t: TestApp,
-  org: TestOrganization,
-  chainId: number,
-  contract: Address,
-  blockchainTokenId: bigint,
-  standard: 'erc721' | 'erc1155',
-): Promise<string> {
-  const em = t.app.get(MikroORM).em.fork() as EntityManager;
-  const key = {
-    organizationId: org.id,
-    chainId,
-    contractAddress: contract.toLowerCase(),
-    blockchainTokenId: String(blockchainTokenId),
-    standard,
-  };
-  const tokens = await em.transactional((tx) => t.app.get(TokensService).ensureChainTokens(tx, [key]));
-  return [...tokens.values()][0];
-}
+/** Content ids (CIDv1) the gateway is asked for. */
+const CID_META = 'bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi';
+const CID_PRIVATE = 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku';
+const CID_REDIRECT = 'bafybeibwzifw52ttrkqlikfzext5akxu7lz4xiwjgwzmqcpdzmp3n5vnbe';
 
 describe('chain token metadata', () => {
   let chain: LocalChain;
@@ -221,8 +150,8 @@ describe('chain token metadata', () => {
     });
 
     it('fetches ipfs:// through IPFS_GATEWAY_URL', async () => {
-      const id = await mint721('ipfs://bafymeta/cat.json');
-      meta.json('/gateway/ipfs/bafymeta/cat.json', { name: 'From IPFS' });
+      const id = await mint721(`ipfs://${CID_META}/cat.json`);
+      meta.json(`/gateway/ipfs/${CID_META}/cat.json`, { name: 'From IPFS' });
       const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
       const token = await settled(t, org, tokenId);
       expect(token).toMatchObject({ metadataStatus: 'ok', metadata: expect.objectContaining({ name: 'From IPFS' }) });
@@ -378,21 +307,21 @@ describe('chain token metadata', () => {
     });
 
     it('still uses the configured IPFS gateway, which is the operator’s own choice', async () => {
-      meta.json('/gateway/ipfs/bafyprivate/1.json', { name: 'Via the private gateway' });
+      meta.json(`/gateway/ipfs/${CID_PRIVATE}/1.json`, { name: 'Via the private gateway' });
       await chain.write(nft, ERC721_ABI, 'mint', [chain.accounts[1], 1n]);
-      await chain.write(nft, ERC721_ABI, 'setTokenURI', [1n, 'ipfs://bafyprivate/1.json']);
+      await chain.write(nft, ERC721_ABI, 'setTokenURI', [1n, `ipfs://${CID_PRIVATE}/1.json`]);
       const tokenId = await chainToken(t, org, 31337, nft, 1n, 'erc721');
       const token = await settled(t, org, tokenId);
       expect(token).toMatchObject({ metadataStatus: 'ok', metadata: expect.objectContaining({ name: 'Via the private gateway' }) });
     });
 
     it('checks a redirect away from the gateway like any token URI', async () => {
-      meta.routes.set('/gateway/ipfs/bafyredirect/2.json', (_req, res) =>
+      meta.routes.set(`/gateway/ipfs/${CID_REDIRECT}/2.json`, (_req, res) =>
         res.writeHead(302, { location: `${meta.origin.replace('127.0.0.1', 'localhost')}/secret.json` }).end(),
       );
       meta.json('/secret.json', { name: 'internal' });
       await chain.write(nft, ERC721_ABI, 'mint', [chain.accounts[1], 2n]);
-      await chain.write(nft, ERC721_ABI, 'setTokenURI', [2n, 'ipfs://bafyredirect/2.json']);
+      await chain.write(nft, ERC721_ABI, 'setTokenURI', [2n, `ipfs://${CID_REDIRECT}/2.json`]);
       const before = meta.requests.filter((p) => p === '/secret.json').length;
       const tokenId = await chainToken(t, org, 31337, nft, 2n, 'erc721');
       const token = await settled(t, org, tokenId);

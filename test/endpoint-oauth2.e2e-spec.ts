@@ -1,59 +1,13 @@
-import { createServer, IncomingHttpHeaders, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
-import { INTERRUPTED } from '../src/modules/webhooks/webhook-delivery.repository';
-import { bearer, createOrganization, TestOrganization } from './support/factories';
+import { IN_FLIGHT, INTERRUPTED } from '../src/modules/webhooks/webhook-delivery.repository';
+import { bearer, createApiKey, createOrganization, TestOrganization } from './support/factories';
+import { CLIENT_ID, CLIENT_SECRET, TokenServer } from './support/oauth2';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
 import { createWallet, WEBHOOKS_PATH } from './support/webhooks';
 
 const BASE = '/api/organization/v1/current-organization/webhook-endpoints';
 const AUDIT_PATH = '/api/organization/v1/current-organization/audit-log';
-const CLIENT_ID = 'nft-wallet-client';
-const CLIENT_SECRET = 'oauth2-client-secret-Zq9-unique';
 const ALL_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'];
-
-/** A local OAuth2 token endpoint: counts requests, checks client_secret_basic, issues tok-<n>. */
-class TokenServer {
-  readonly requests: { headers: IncomingHttpHeaders; body: string }[] = [];
-  expiresIn = 3600;
-  /** Answer a refusal instead of a token. */
-  refuse = false;
-  private server: Server | null = null;
-
-  get url(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/oauth2/token`;
-  }
-
-  get issued(): string[] {
-    return this.requests.map((_, i) => `tok-${i + 1}`);
-  }
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        this.requests.push({ headers: req.headers, body });
-        const expected = `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`;
-        if (this.refuse || req.headers.authorization !== expected) {
-          res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}');
-          return;
-        }
-        const token = `tok-${this.requests.length}`;
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: this.expiresIn }));
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
-  }
-}
 
 describe('OAuth2 client credentials towards an endpoint', () => {
   let t: TestApp;
@@ -66,9 +20,15 @@ describe('OAuth2 client credentials towards an endpoint', () => {
     t = await createTestApp();
     receiver = await new TestReceiver().start();
     // Like a resource server: a webhook needs a token the token server issued and nobody revoked.
+    // Under /echo it answers with the request's credentials in its body, as a debugging endpoint might.
     receiver.behaviour = (_n, webhook: ReceivedWebhook) => {
       const token = String(webhook.headers.authorization ?? '').replace(/^Bearer /, '');
-      return { status: tokens.issued.includes(token) && !revoked.has(token) ? 200 : 401 };
+      const status = tokens.issued.includes(token) && !revoked.has(token) ? 200 : 401;
+      const { authorization, 'x-gateway-token': gateway } = webhook.headers;
+      if (webhook.path === '/echo-json') return { status, body: JSON.stringify({ authorization, gateway }) };
+      // The token begins 3 bytes before the log's 1,024-byte cut.
+      if (webhook.path === '/echo-split') return { status, body: `${'.'.repeat(1014)}${String(authorization)}|${String(gateway)}` };
+      return { status };
     };
   });
   beforeEach(async () => {
@@ -82,7 +42,7 @@ describe('OAuth2 client credentials towards an endpoint', () => {
     await t.close();
   });
 
-  const newEndpoint = async (org: TestOrganization, path: string) =>
+  const newEndpoint = async (org: TestOrganization, path: string, headers?: Record<string, string>) =>
     (
       await t
         .http()
@@ -91,6 +51,7 @@ describe('OAuth2 client credentials towards an endpoint', () => {
         .send({
           url: receiver.urlFor(path),
           webhookTypes: ALL_TYPES,
+          headers,
           auth: {
             type: 'oauth2ClientCredentials',
             tokenUrl: tokens.url,
@@ -212,5 +173,68 @@ describe('OAuth2 client credentials towards an endpoint', () => {
     expect(JSON.stringify(incomplete.body.errors)).toContain('auth.clientSecret');
     const list = await t.http().get(BASE).set(bearer(org.adminKey)).expect(200);
     expect(list.body.endpoints).toHaveLength(1);
+  });
+  /** `org`'s webhook to `endpointId` as `key` reads it, once its first attempt's result is written and `done` holds. */
+  async function firstAttempt(
+    org: TestOrganization,
+    endpointId: string,
+    key = org.adminKey,
+    done: (webhook: { status: string }) => boolean = () => true,
+  ) {
+    const log = await waitUntil(
+      () => t.http().get(WEBHOOKS_PATH).query({ endpointId }).set(bearer(org.adminKey)),
+      (res) => res.body.webhooks.some((w: { attemptCount: number }) => w.attemptCount >= 1),
+    );
+    const id = log.body.webhooks[0].id as string;
+    // An attempt in flight reads as interrupted until its result is written.
+    return waitUntil(
+      () => t.http().get(`${WEBHOOKS_PATH}/${id}`).set(bearer(key)),
+      (res) =>
+        res.status === 200 &&
+        res.body.attempts.length > 0 &&
+        ![IN_FLIGHT, INTERRUPTED].includes(res.body.attempts[0].error) &&
+        done(res.body),
+    );
+  }
+
+  it('fails the attempt, naming the token endpoint, when the token answer is longer than 16 KiB, and never uses its token', async () => {
+    const org = await createOrganization(t);
+    // A well-formed grant, padded to 1 MiB.
+    tokens.answer = (token) =>
+      JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: 3600, padding: 'x'.repeat(1024 * 1024) });
+    const endpoint = await newEndpoint(org, '/oauth-huge');
+    await createWallet(t, org);
+    const detail = await firstAttempt(org, endpoint.id);
+    expect(detail.body.attempts[0]).toMatchObject({
+      responseStatus: null,
+      error: 'no OAuth2 token: the token endpoint answered more than 16 KiB',
+    });
+    expect(tokens.requests.length).toBeGreaterThanOrEqual(1);
+    expect(receiver.received.filter((w) => w.path === '/oauth-huge')).toHaveLength(0);
+  });
+
+  it("keeps neither the access token nor a custom header's value in an attempt's responseBody, also when cut at 1,024 bytes", async () => {
+    const org = await createOrganization(t);
+    const auditorKey = (await createApiKey(t, org.id, ['auditor'])).key;
+    const gateway = 'gw-value-Hs82-unique';
+    const json = await newEndpoint(org, '/echo-json', { 'X-Gateway-Token': gateway });
+    const split = await newEndpoint(org, '/echo-split', { 'X-Gateway-Token': gateway });
+    await createWallet(t, org, 'echoed');
+    await receiver.waitFor((r) => ['/echo-json', '/echo-split'].every((path) => r.some((w) => w.path === path)));
+    // The receiver did get (and echo) both.
+    const echoed = receiver.received.find((w) => w.path === '/echo-json')!;
+    expect(echoed.headers).toMatchObject({ authorization: expect.stringMatching(/^Bearer tok-\d+$/), 'x-gateway-token': gateway });
+
+    for (const key of [org.adminKey, auditorKey]) {
+      const whole = await firstAttempt(org, json.id, key, (w) => w.status === 'succeeded');
+      expect(whole.body.attempts[0].responseBody).toBe(JSON.stringify({ authorization: 'Bearer [redacted]', gateway: '[redacted]' }));
+      const cut = await firstAttempt(org, split.id, key, (w) => w.status === 'succeeded');
+      // 1,024 characters: what fits of the marker.
+      expect(cut.body.attempts[0].responseBody).toBe(`${'.'.repeat(1014)}Bearer [re`);
+      for (const text of [whole.text, cut.text]) {
+        expect(text).not.toContain(gateway);
+        for (const token of tokens.issued) expect(text).not.toContain(token);
+      }
+    }
   });
 });

@@ -58,8 +58,9 @@ describe('portal in a real browser', () => {
   beforeAll(async () => {
     // An endpoint whose every attempt failed for 2 s (with at least ten failed webhooks) is
     // switched off, so the portal can show one; no other test fails ten webhooks of one endpoint.
-    // A replay costs one send per webhook it queues: room for the replay of a dozen below.
-    t = await createTestApp({ WEBHOOK_AUTO_DISABLE_AFTER: '2s', WEBHOOK_SENDS_PER_ORGANIZATION: '20' });
+    // Replays may queue 15 webhooks an hour per organization: room for the replay of a dozen
+    // below, and not for the 16 of the refused one.
+    t = await createTestApp({ WEBHOOK_AUTO_DISABLE_AFTER: '2s', WEBHOOK_REPLAYS_PER_HOUR: '15' });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     receiver = await new TestReceiver().start();
@@ -720,21 +721,23 @@ describe('portal in a real browser', () => {
     await page.close();
   });
 
-  it('shows a replay the service refuses as a visible error: the organization send limit', async () => {
-    const { org: busy } = await organizationWithTwoEndpoints('limit');
-    const since = new Date(Date.now() - 3600_000).toISOString();
-    // Each replay counts against the organization's send limit, even one that selects nothing.
-    for (let i = 0; i < t.config.rateLimit.webhookSendsPerOrganization; i += 1) {
-      await t.http().post(`${WEBHOOKS_PATH}/replay`).set(bearer(busy.adminKey)).send({ since }).expect(202);
-    }
+  it("shows a replay the service refuses as a visible error: the organization's replay budget", async () => {
+    const { org: busy, secondId } = await organizationWithTwoEndpoints('limit');
+    // Eight wallets, each a webhook to both endpoints: 16 delivered webhooks, more than the budget of 15.
+    for (let i = 0; i < 8; i += 1) await createWallet(t, busy, `budget ${i}`);
+    await waitUntil(
+      async () => [...(await webhooksOf(busy, busy.id, 'succeeded')), ...(await webhooksOf(busy, secondId, 'succeeded'))],
+      (webhooks) => webhooks.length === 16,
+    );
     const page = await openPortal();
     await signIn(page, busy.adminKey);
     await signedIn(page);
     await setLocalTime(page, '#replay-since', new Date(Date.now() - 3600_000));
+    await page.select('#replay-status', 'all');
     await page.click('#replay-form button[type="submit"]');
     await page.waitForFunction(() => (document.getElementById('replay-result')?.textContent ?? '') !== '');
     expect(await page.$eval('#replay-result', (e) => e.textContent)).toMatch(
-      /^Replay refused: Too many webhook sends for this organization .+ \(RATE_LIMITED\)$/,
+      /^Replay refused: Replays may queue at most 15 webhooks per hour .+ \(RATE_LIMITED\)$/,
     );
     expect(await page.$eval('#replay-result', (e) => e.className)).toBe('result bad');
     await page.close();

@@ -180,6 +180,26 @@ describe('Receiver-friendly delivery', () => {
       expect((await endpoint(org.id).expect(200)).body).toEqual(before);
     });
 
+    it('refuses Authorization and Proxy-Authorization in any case, on POST and PATCH: authentication goes through auth', async () => {
+      for (const name of ['Authorization', 'proxy-AUTHORIZATION', 'authorization', 'Proxy-Authorization']) {
+        const headers = { 'X-Fine': 'ok', [name]: 'Bearer gateway-credential' };
+        const created = await t
+          .http()
+          .post(ENDPOINTS)
+          .set(bearer(org.adminKey))
+          .send({ url: receiver.urlFor('/authorization'), webhookTypes: [], headers })
+          .expect(400);
+        expect(created.body.errors).toEqual([expect.objectContaining({ field: `headers.${name}` })]);
+        const before = (await endpoint(org.id).expect(200)).body;
+        const patched = await t.http().patch(`${ENDPOINTS}/${org.id}`).set(bearer(org.adminKey)).send({ headers }).expect(400);
+        expect(patched.body.errors).toEqual([expect.objectContaining({ field: `headers.${name}` })]);
+        expect(patched.body.detail).toContain(`headers.${name}`);
+        expect((await endpoint(org.id).expect(200)).body).toEqual(before);
+      }
+      const list = await t.http().get(ENDPOINTS).set(bearer(org.adminKey)).expect(200);
+      expect(list.body.endpoints.map((e: { url: string }) => e.url)).not.toContain(receiver.urlFor('/authorization'));
+    });
+
     it('refuses more than 10 headers, and headers that are not an object', async () => {
       const eleven = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`x-h${i}`, 'v']));
       for (const headers of [eleven, ['x-a', 'v'], 'x-a: v', { 'x-a': 1 }]) {

@@ -1,4 +1,4 @@
-import { metricsRegistry } from '../src/modules/health/metrics';
+import { metricsRegistry } from '../src/common/metrics';
 import { bearer, createApiKey, createOrganization, TestOrganization } from './support/factories';
 import { createTestApp, OPERATOR_KEY, TestApp } from './support/test-app';
 

@@ -7,7 +7,7 @@ import { bearer, createOrganization } from './support/factories';
 import { createIsolatedDatabase } from './support/isolated-database';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { ServiceProcess } from './support/service-process';
-import { testEnv } from './support/test-app';
+import { OPERATOR_KEY, testEnv } from './support/test-app';
 import { configureWebhooks } from './support/webhooks';
 
 /** An OTLP/HTTP span as the JSON protocol carries it (ids in hex). */
@@ -103,6 +103,8 @@ describe('tracing (OpenTelemetry)', () => {
   let api: ServiceProcess | undefined;
   let worker: ServiceProcess | undefined;
   let plain: ServiceProcess | undefined;
+  let second: ServiceProcess | undefined;
+  let tracedEnv: Record<string, string | undefined>;
   let collector: OtlpReceiver;
   let receiver: TestReceiver;
   let reportDir: string;
@@ -124,6 +126,7 @@ describe('tracing (OpenTelemetry)', () => {
       OTEL_BSP_SCHEDULE_DELAY: '50',
     };
     const env = testEnv({ DATABASE_URL: traced.url, QUEUE_PREFIX: `trace${run}`, ...tracing });
+    tracedEnv = env;
     [api, worker, plain] = await Promise.all([
       // The API process exports only when it stops: its request span shows the buffer is flushed on SIGTERM.
       ServiceProcess.start({ ...env, ROLE: 'api', OTEL_BSP_SCHEDULE_DELAY: '600000' }),
@@ -142,6 +145,7 @@ describe('tracing (OpenTelemetry)', () => {
     await api?.stop();
     await worker?.stop();
     await plain?.stop();
+    await second?.stop();
     await receiver?.stop();
     await collector?.stop();
     await traced?.drop();
@@ -229,5 +233,36 @@ describe('tracing (OpenTelemetry)', () => {
     expect(await plain!.exit).toBe(0);
     const loaded = JSON.parse(readFileSync(join(reportDir, 'loaded.json'), 'utf8')) as string[];
     expect(loaded.filter((name) => name !== 'api')).toEqual([]);
+  });
+  it('redacts key-shaped values and the operator key in the URL attributes of exported spans, as in the logs', async () => {
+    // A second traced API process (the first one was stopped above), exporting within a moment.
+    second = await ServiceProcess.start({ ...tracedEnv, ROLE: 'api' });
+    const t = second.client;
+    const keyShaped = `nftw_${'Kq7w2Zx9'.repeat(5)}a_-`;
+    expect(keyShaped).toHaveLength(48);
+    const traceId = 'aa'.repeat(16);
+    const paths = [
+      `/v1/wallets/${keyShaped}`,
+      `/v1/tokens/${OPERATOR_KEY}?pageSize=1`,
+      `/v1/wallets/key%3D${encodeURIComponent(keyShaped)}?anything=${keyShaped}`,
+    ];
+    for (const [i, path] of paths.entries()) {
+      await t
+        .http()
+        .get(path)
+        .set('traceparent', `00-${traceId}-${String(i + 1).padStart(16, '0')}-01`);
+    }
+    const spans = await waitUntil(
+      () => collector.spans.filter((s) => s.traceId === traceId),
+      (found) => found.length >= paths.length,
+      30_000,
+    );
+    expect(spans.map((s) => attribute(s, 'url.path')).sort()).toEqual(
+      ['/v1/wallets/[redacted]', '/v1/tokens/[redacted]', '/v1/wallets/[redacted]'].sort(),
+    );
+    const exported = JSON.stringify(spans);
+    for (const secret of [keyShaped, OPERATOR_KEY, encodeURIComponent(keyShaped), keyShaped.slice(5)]) {
+      expect(exported).not.toContain(secret);
+    }
   });
 });

@@ -18,8 +18,6 @@ describe('webhook endpoints: auto-disable after sustained failure', () => {
       WEBHOOK_AUTO_DISABLE_AFTER: '2s',
       WEBHOOK_RECONCILE_INTERVAL: '200ms',
       WEBHOOK_RETRY_SCHEDULE: '100ms',
-      // A replay costs one send per webhook it queues; this suite replays more than the default 10.
-      WEBHOOK_SENDS_PER_ORGANIZATION: '0',
     });
   });
   afterAll(async () => {

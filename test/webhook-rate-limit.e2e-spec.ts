@@ -1,7 +1,8 @@
 import { Client } from 'pg';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
 import { createIsolatedDatabase } from './support/isolated-database';
-import { ReceivedWebhook, TestReceiver } from './support/receiver';
+import { oauth2Auth, TokenServer } from './support/oauth2';
+import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { ServiceProcess } from './support/service-process';
 import { HttpTarget, testEnv } from './support/test-app';
 import { createWallet } from './support/webhooks';
@@ -9,6 +10,8 @@ import { createWallet } from './support/webhooks';
 const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
 const RATE = 20;
 const WRITES = 200;
+const RESEND_RATE = 5;
+const RESEND_WRITES = 30;
 
 /**
  * An endpoint's rate limit holds across worker processes: an API process and two worker
@@ -115,5 +118,68 @@ describe('an endpoint’s rate limit, across worker processes', () => {
     // writes themselves pace the unlimited endpoint; on a busy machine they take several seconds.)
     const unlimitedDoneAt = Math.max(...unlimitedReceipts.map((w) => w.receivedAt));
     expect(limitedReceipts.filter((w) => w.receivedAt <= unlimitedDoneAt).length).toBeLessThanOrEqual(WRITES - 2 * RATE);
+  }, 90_000);
+  it(`counts the resend after a 401 as a request under the limit: at most ${RESEND_RATE} in each of the sender's seconds, at most twice that in any sliding second`, async () => {
+    const tokens = await new TokenServer().start();
+    try {
+      const org = await createOrganization(t);
+      await t
+        .http()
+        .post(ENDPOINTS_PATH)
+        .set(bearer(org.adminKey))
+        .send({
+          url: receiver.urlFor('/resend'),
+          webhookTypes: ['custodialAccount'],
+          rateLimitPerSecond: RESEND_RATE,
+          auth: oauth2Auth(tokens),
+        })
+        .expect(201);
+      // Every webhook's first request is refused with a 401, as if its token had just been revoked.
+      const seen = new Set<string>();
+      receiver.behaviour = (_n, webhook) => {
+        if (webhook.path !== '/resend') return { status: 200 };
+        const id = String(webhook.body.id);
+        const first = !seen.has(id);
+        seen.add(id);
+        return { status: first ? 401 : 200 };
+      };
+      const wallets: string[] = [];
+      for (let i = 0; i < RESEND_WRITES; i += 10) {
+        wallets.push(...(await Promise.all(Array.from({ length: 10 }, (_, j) => createWallet(t, org, `resend-${i + j}`)))));
+      }
+      const resends = () => receiver.received.filter((w) => w.path === '/resend');
+      // Each webhook twice: the refused request and the one with a new token.
+      await receiver.waitFor(
+        () => new Set(resends().map((w) => w.body.id)).size >= RESEND_WRITES && resends().length >= 2 * RESEND_WRITES,
+        60_000,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const received = resends();
+      expect(new Set(received.map((w) => w.body.resourceId))).toEqual(new Set(wallets));
+      expect(received.every((w) => String(w.headers.authorization).startsWith('Bearer tok-'))).toBe(true);
+
+      // Each request is signed with the second its place was given in, resends included.
+      const perSecond = new Map<string, number>();
+      for (const w of received) {
+        const second = String(w.headers['webhook-timestamp']);
+        perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+      }
+      expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(RESEND_RATE);
+      // As the receiver counts: never more than twice the limit in any sliding second.
+      const times = received.map((w) => w.receivedAt).sort((a, b) => a - b);
+      const busiest = Math.max(...times.map((from, i) => times.slice(i).filter((at) => at < from + 1000).length));
+      expect(busiest).toBeLessThanOrEqual(2 * RESEND_RATE);
+
+      const statuses = async () =>
+        (
+          await db.query<{ status: string; count: string }>(
+            `select status, count(*) from webhook_delivery where organization_id = $1 group by status`,
+            [org.id],
+          )
+        ).rows.map((r) => [r.status, Number(r.count)]);
+      expect(await waitUntil(statuses, (rows) => rows.length === 1 && rows[0][0] === 'succeeded')).toEqual([['succeeded', RESEND_WRITES]]);
+    } finally {
+      await tokens.stop();
+    }
   }, 90_000);
 });

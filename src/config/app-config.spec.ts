@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       windowMs: 60_000,
       webhookSendsPerOrganization: 10,
       webhookSendsWindowMs: 60_000,
+      webhookReplaysPerHour: 100_000,
     });
   });
 
@@ -92,6 +93,8 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', '127.1'],
     ['API_KEYS_PER_ORGANIZATION', '0'],
     ['WEBHOOK_SENDS_PER_ORGANIZATION', 'many'],
+    ['WEBHOOK_REPLAYS_PER_HOUR', '-1'],
+    ['WEBHOOK_REPLAYS_PER_HOUR', '1.5'],
     ['REDIS_CLUSTER_NODES', '127.0.0.1'],
     ['REDIS_CLUSTER_NODES', '127.0.0.1:7000,127.0.0.1:99999'],
     ['WEBHOOK_PROXY_URL', 'proxy.internal:3128'],
@@ -116,12 +119,15 @@ describe('loadConfig', () => {
   });
 
   it('reads rate limits, with 0 turning a limit off', () => {
-    expect(loadConfig({ RATE_LIMIT_PER_KEY: '0', RATE_LIMIT_PER_IP: '3', RATE_LIMIT_WINDOW: '10s' }).rateLimit).toEqual({
+    expect(
+      loadConfig({ RATE_LIMIT_PER_KEY: '0', RATE_LIMIT_PER_IP: '3', RATE_LIMIT_WINDOW: '10s', WEBHOOK_REPLAYS_PER_HOUR: '0' }).rateLimit,
+    ).toEqual({
       perKey: 0,
       perIp: 3,
       windowMs: 10_000,
       webhookSendsPerOrganization: 10,
       webhookSendsWindowMs: 60_000,
+      webhookReplaysPerHour: 0,
     });
   });
 

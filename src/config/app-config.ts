@@ -95,9 +95,11 @@ export abstract class AppConfig {
     readonly perKey: number;
     readonly perIp: number;
     readonly windowMs: number;
-    /** Test sends and redeliveries (and replays) per organization per window; 0 turns it off. */
+    /** Test sends and redeliveries per organization per window; 0 turns it off. */
     readonly webhookSendsPerOrganization: number;
     readonly webhookSendsWindowMs: number;
+    /** Webhooks replays may queue per organization per hour (replays' own budget); 0 turns it off. */
+    readonly webhookReplaysPerHour: number;
   };
   abstract readonly apiKeyCacheTtlMs: number;
   /** Background clean-up run by worker processes. */
@@ -320,6 +322,7 @@ const envSchema = (production: boolean) => {
     RATE_LIMIT_WINDOW: duration(60_000),
     WEBHOOK_SENDS_PER_ORGANIZATION: int(10, 0, 1_000_000),
     WEBHOOK_SENDS_WINDOW: duration(60_000),
+    WEBHOOK_REPLAYS_PER_HOUR: int(100_000, 0, 100_000_000),
     API_KEY_CACHE_TTL_MS: int(2000, 0, 5000),
     IDEMPOTENCY_PURGE_INTERVAL: duration(3_600_000),
     PURGE_BATCH_SIZE: int(1000, 1, 100_000),
@@ -469,6 +472,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       windowMs: e.RATE_LIMIT_WINDOW,
       webhookSendsPerOrganization: e.WEBHOOK_SENDS_PER_ORGANIZATION,
       webhookSendsWindowMs: e.WEBHOOK_SENDS_WINDOW,
+      webhookReplaysPerHour: e.WEBHOOK_REPLAYS_PER_HOUR,
     },
     apiKeyCacheTtlMs: e.API_KEY_CACHE_TTL_MS,
     maintenance: { idempotencyPurgeIntervalMs: e.IDEMPOTENCY_PURGE_INTERVAL, purgeBatchSize: e.PURGE_BATCH_SIZE },

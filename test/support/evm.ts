@@ -65,6 +65,8 @@ export interface LocalChainOptions {
   automine?: boolean;
   /** Number of unlocked dev accounts (default 10, each with 10,000 ETH). */
   accounts?: number;
+  /** The block gas limit, which also bounds an eth_call (anvil's default: 30,000,000). */
+  gasLimit?: number;
 }
 
 /** Every node started by this process, killed on exit even if a suite forgets its afterAll. */
@@ -136,6 +138,7 @@ export class LocalChain {
       const port = await freePort();
       const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--quiet'];
       if (options.accounts !== undefined) args.push('--accounts', String(options.accounts));
+      if (options.gasLimit !== undefined) args.push('--gas-limit', String(options.gasLimit));
       if (options.blockTimeSeconds !== undefined) args.push('--block-time', String(options.blockTimeSeconds));
       if (options.automine === false && options.blockTimeSeconds === undefined) args.push('--no-mining');
       const child = spawn(ANVIL_BINARY, args, { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -403,7 +403,7 @@ export interface paths {
         put?: never;
         /**
          * Send again every webhook created in a time window, by status, endpoint and types
-         * @description Each selected webhook is sent again with its own id and body, re-signed at send time, with a fresh retry cycle. `status` `failed` (default) selects the webhooks that failed for good, `all` the succeeded ones too; pending ones are already on their way. At most 10,000 per call, audited. Counts as one send against the organization's send limit.
+         * @description Each selected webhook is sent again with its own id and body, re-signed at send time, with a fresh retry cycle. `status` `failed` (default) selects the webhooks that failed for good, `all` the succeeded ones too; pending ones are already on their way. At most 10,000 per call, audited. Replays have a budget of their own per organization, counted in the webhooks they queue (WEBHOOK_REPLAYS_PER_HOUR, default 100,000), and are never charged to the send limit of test sends and redeliveries.
          */
         post: operations["replayWebhooks"];
         delete?: never;
@@ -1899,8 +1899,10 @@ export interface components {
              *     content-type, host, user-agent, the signature, id and timestamp headers (every
              *     `x-service-webhook-*` and `webhook-*` name) and the headers that frame the request
              *     (content-length, transfer-encoding, connection, keep-alive, upgrade, expect, te, trailer,
-             *     proxy-connection, traceparent, tracestate): a 400 names the header (`headers.<name>`). The
-             *     whole set is replaced; null or `{}` removes them. Shown by GET as set.
+             *     proxy-connection, traceparent, tracestate); nor can credentials (authorization and
+             *     proxy-authorization, in any case: authentication goes through `auth`): a 400 names the
+             *     header (`headers.<name>`). The whole set is replaced; null or `{}` removes them. Shown by GET
+             *     as set. Their values never appear in the delivery log: an answer echoing one shows `[redacted]`.
              * @example {
              *       "X-Gateway-Token": "gw_4f1c9a",
              *       "X-Tenant": "acme"
@@ -2074,8 +2076,10 @@ export interface components {
              *     content-type, host, user-agent, the signature, id and timestamp headers (every
              *     `x-service-webhook-*` and `webhook-*` name) and the headers that frame the request
              *     (content-length, transfer-encoding, connection, keep-alive, upgrade, expect, te, trailer,
-             *     proxy-connection, traceparent, tracestate): a 400 names the header (`headers.<name>`). The
-             *     whole set is replaced; null or `{}` removes them. Shown by GET as set.
+             *     proxy-connection, traceparent, tracestate); nor can credentials (authorization and
+             *     proxy-authorization, in any case: authentication goes through `auth`): a 400 names the
+             *     header (`headers.<name>`). The whole set is replaced; null or `{}` removes them. Shown by GET
+             *     as set. Their values never appear in the delivery log: an answer echoing one shows `[redacted]`.
              * @example {
              *       "X-Gateway-Token": "gw_4f1c9a",
              *       "X-Tenant": "acme"
@@ -4878,7 +4882,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description RATE_LIMITED: the organization asked for too many webhook sends in the window; see Retry-After. */
+            /** @description RATE_LIMITED: the replay would queue more webhooks than are left of the organization's replay budget for the hour; nothing is queued; see Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger, Optional 
 import type { Request, Response } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppConfig } from '../../config/app-config';
-import { counter } from '../../modules/health/metrics';
+import { counter } from '../metrics';
 import { isDomainError } from './domain-error';
 import { buildProblem, sendProblem, STATUS_CODE_NAMES } from './problem-details';
 

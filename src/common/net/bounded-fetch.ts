@@ -4,11 +4,13 @@ import { classifyFetchFailure } from './fetch-failure';
 import { checkWebhookUrl, PortRange } from './url-policy';
 
 /**
- * How a bounded fetch failed: refused by the URL policy (`blocked`), out of time (`timeout`), a
- * connection or protocol error (`network`), a non-2xx answer (`status`), a body over the cap
- * (`tooLarge`), or more redirects than allowed (`redirects`).
+ * How a bounded fetch failed: refused by the URL policy (`blocked`; the message is the policy's
+ * reason, phrased to follow "the URL"), sent by the trusted prefix's host outside its path
+ * (`outsidePrefix`), out of time (`timeout`), a connection or protocol error (`network`), a
+ * non-2xx answer (`status`), a body over the cap (`tooLarge`), or more redirects than allowed
+ * (`redirects`).
  */
-export type BoundedFetchFailureKind = 'blocked' | 'timeout' | 'network' | 'status' | 'tooLarge' | 'redirects';
+export type BoundedFetchFailureKind = 'blocked' | 'outsidePrefix' | 'timeout' | 'network' | 'status' | 'tooLarge' | 'redirects';
 
 export class BoundedFetchError extends Error {
   constructor(
@@ -32,11 +34,7 @@ export interface TrustedPrefix {
   path: string;
 }
 
-export function trustedPrefixOf(url: string): TrustedPrefix {
-  const parsed = new URL(url);
-  return { origin: parsed.origin, path: parsed.pathname.endsWith('/') ? parsed.pathname : `${parsed.pathname}/` };
-}
-
+/** Whether a URL is under the prefix: its origin, and a path below the prefix's own. */
 export function isUnderPrefix(url: URL, prefix: TrustedPrefix): boolean {
   return url.origin === prefix.origin && url.pathname.startsWith(prefix.path) && url.pathname.length > prefix.path.length;
 }
@@ -90,10 +88,14 @@ export class BoundedHttpClient {
     for (let hop = 0; hop <= this.options.maxRedirects; hop++) {
       const parsed = new URL(target);
       const isTrusted = trusted !== null && isUnderPrefix(parsed, trusted);
+      // The trusted host beyond its path is the operator's network, not what the prefix serves.
+      if (trusted !== null && !isTrusted && parsed.origin === trusted.origin) {
+        throw new BoundedFetchError('outsidePrefix', 'the IPFS gateway redirected out of its path');
+      }
       if (!isTrusted) {
         // Literal IPs never reach the guarded lookup; the URL check judges them.
         const reason = checkWebhookUrl(target, this.options);
-        if (reason) throw new BoundedFetchError('blocked', `the URL ${reason}`);
+        if (reason) throw new BoundedFetchError('blocked', reason);
       }
       let res: Dispatcher.ResponseData;
       try {
@@ -119,7 +121,7 @@ export class BoundedHttpClient {
       }
       if (res.statusCode < 200 || res.statusCode >= 300) {
         await res.body.dump({ limit: 16 * 1024 }).catch(() => undefined);
-        throw new BoundedFetchError('status', `the server answered ${res.statusCode}`, res.statusCode);
+        throw new BoundedFetchError('status', `answered ${res.statusCode}`, res.statusCode);
       }
       return this.readBounded(res, signal);
     }
@@ -168,7 +170,7 @@ export class BoundedHttpClient {
 
   private describe(error: unknown): BoundedFetchError {
     const failure = classifyFetchFailure(error, this.options.timeoutMs);
-    if (failure.kind === 'blocked') return new BoundedFetchError('blocked', `the URL ${failure.message}`);
+    if (failure.kind === 'blocked') return new BoundedFetchError('blocked', failure.message);
     return new BoundedFetchError(failure.kind, failure.message);
   }
 }

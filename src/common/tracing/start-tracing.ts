@@ -1,5 +1,8 @@
+import type { Context } from '@opentelemetry/api';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import type { NextFunction, Request, Response } from 'express';
 import type { TracingConfig } from '../../config/tracing-config';
+import { redactUrlAttributes } from './redact-span';
 import { activateTracing } from './tracing';
 
 /** Probes and scrapes are not API requests; a span for each would bury the requests that matter. */
@@ -19,7 +22,7 @@ export interface RunningTracing {
  * configured: the modules are imported here, on demand, so a process without tracing never
  * loads them.
  */
-export async function startTracing(config: TracingConfig, role: string): Promise<RunningTracing> {
+export async function startTracing(config: TracingConfig, role: string, operatorKey: string | null): Promise<RunningTracing> {
   const api = await import('@opentelemetry/api');
   const { NodeTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-node');
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
@@ -32,7 +35,8 @@ export async function startTracing(config: TracingConfig, role: string): Promise
     ),
     spanLimits: { linkCountLimit: LINK_LIMIT },
     // Batch delay and sizes follow the standard OTEL_BSP_* variables when they are set.
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracesUrl }))],
+    // URLs in spans are redacted like the logs' before anything is exported.
+    spanProcessors: [new RedactingSpanProcessor(new BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracesUrl })), operatorKey)],
   });
   provider.register();
   const tracer = provider.getTracer(config.serviceName);
@@ -82,4 +86,35 @@ export async function startTracing(config: TracingConfig, role: string): Promise
       await provider.shutdown();
     },
   };
+}
+
+/**
+ * Hands every ended span on to `next` (the exporting processor) with the URLs in its attributes
+ * redacted (redactUrlAttributes). A span with something to hide is handed on as a view of it with
+ * the redacted attributes, so the SDK's own span is never changed.
+ */
+class RedactingSpanProcessor implements SpanProcessor {
+  constructor(
+    private readonly next: SpanProcessor,
+    private readonly operatorKey: string | null,
+  ) {}
+
+  onStart(span: Span, parentContext: Context): void {
+    this.next.onStart(span, parentContext);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    const attributes = redactUrlAttributes(span.attributes, this.operatorKey);
+    this.next.onEnd(
+      attributes === null ? span : (Object.create(span, { attributes: { value: attributes, enumerable: true } }) as ReadableSpan),
+    );
+  }
+
+  forceFlush(): Promise<void> {
+    return this.next.forceFlush();
+  }
+
+  shutdown(): Promise<void> {
+    return this.next.shutdown();
+  }
 }

@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { catchError, defer, from, mergeMap, Observable, throwError } from 'rxjs';
 import type { Principal } from '../../common/auth/principal';
 import { isDomainError } from '../../common/errors/domain-error';
-import { counter } from '../../modules/health/metrics';
+import { counter } from '../../common/metrics';
 import { ReadRoute, readRoute, runWithRoute } from './read-route';
 import { RecentWrites } from './recent-writes';
 

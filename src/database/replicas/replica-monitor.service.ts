@@ -2,7 +2,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { withTimeout } from '../../common/async/with-timeout';
 import { AppConfig } from '../../config/app-config';
-import { gauge } from '../../modules/health/metrics';
+import { gauge } from '../../common/metrics';
 import { queryRows } from '../raw-sql';
 import { nextState, REPLICA_LAG_SQL, ReplicaReading, replicaLabel, ReplicaState, UNMEASURED } from './replica-lag';
 import { ReplicaRoutingDriver } from './replica-routing.driver';

@@ -1,6 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { createPublicClient, http, PublicClient, Transport, webSocket } from 'viem';
 import { AppConfig, ChainRpc } from '../../config/app-config';
+import { tokenUriAnswerMaxBytes } from './metadata/token-metadata-document.rules';
 
 /** How long one JSON-RPC call may take before the follower counts it as a node error. */
 const RPC_TIMEOUT_MS = 10_000;
@@ -29,6 +30,19 @@ function transportFor(rpc: ChainRpc, timeout: number): Transport {
 
 export function createChainClient(rpc: ChainRpc, timeout = RPC_TIMEOUT_MS): PublicClient {
   return createPublicClient({ transport: transportFor(rpc, timeout) });
+}
+
+/**
+ * The client token metadata reads (`tokenURI`, `uri`) go through: over http(s), one call per
+ * request (never batched with another token's call, which may be another organization's) and an
+ * answer read up to `maxResponseBytes`, so that a contract answering megabytes fails its own
+ * token alone. Over ws(s) every call is a message of its own already; the chain's client serves.
+ */
+function createMetadataClient(rpc: ChainRpc, shared: PublicClient, maxResponseBytes: number): PublicClient {
+  if (rpc.url.startsWith('ws')) return shared;
+  return createPublicClient({
+    transport: http(rpc.url, { timeout: RPC_TIMEOUT_MS, retryCount: 0, batch: false, maxResponseBodySize: maxResponseBytes }),
+  });
 }
 
 /** A wrong chain id at a configured URL: the process must not start (it would record another chain's data). */
@@ -87,13 +101,26 @@ function closeClient(client: PublicClient): void {
   }
 }
 
-/** One viem public client per configured chain. */
+/** One viem public client per configured chain, and one for its token metadata reads. */
 @Injectable()
 export class ChainClients implements OnApplicationShutdown {
   private readonly clients = new Map<number, PublicClient>();
+  private readonly metadataClients = new Map<number, PublicClient>();
 
   constructor(config: AppConfig) {
-    for (const rpc of config.chain.rpcUrls) this.clients.set(rpc.chainId, createChainClient(rpc));
+    const maxAnswer = tokenUriAnswerMaxBytes(config.chain.metadataMaxBytes);
+    for (const rpc of config.chain.rpcUrls) {
+      const client = createChainClient(rpc);
+      this.clients.set(rpc.chainId, client);
+      this.metadataClients.set(rpc.chainId, createMetadataClient(rpc, client, maxAnswer));
+    }
+  }
+
+  /** The client for `tokenURI`/`uri` calls: unbatched, its answers bounded (see createMetadataClient). */
+  metadata(chainId: number): PublicClient {
+    const client = this.metadataClients.get(chainId);
+    if (!client) throw new Error(`chain ${chainId} is not configured in CHAIN_RPC_URLS`);
+    return client;
   }
 
   chainIds(): number[] {

@@ -10,14 +10,18 @@ import { ChainCursor, ChainCursorRepository, StoredBlock } from './chain-cursor.
 export type StartedCursor = ChainCursor & { appliedBlock: number };
 import {
   chainBlocksApplied,
+  chainBlocksReadByAddress,
   chainMovementsRecorded,
   chainMovementsReverted,
   chainNodeErrors,
   chainRangeRefusals,
   chainReorgs,
+  chainUnreadableTransactions,
 } from './chain-metrics';
-import { BlockHeader, ChainNode, isRangeRefusal } from './chain-node';
-import { decodeTransferLogs, NFT_EVENT_TOPICS, touchesWatched } from './log-decoding';
+import { BlockHeader, ChainNode } from './chain-node';
+import { BlockByAddress, readBlockByAddress } from './block-by-address';
+import { decodeTransferLogs, NFT_EVENT_TOPICS, RpcLog, touchesWatched, ZERO_ADDRESS } from './log-decoding';
+import { unreadableLogsAction } from './log-pieces.rules';
 import { executeScript } from '../../database/raw-sql';
 
 /** A follower holds its chain this long after its last renewal; a dead one's lease lapses, then another instance takes over. */
@@ -51,11 +55,14 @@ class Retry extends Error {}
 
 /**
  * Follows one chain: while holding the chain's lease, reads the NFT transfer logs of the next
- * range of confirmed blocks with one eth_getLogs by topic (no address filter: the watched
- * addresses are matched in memory), and records the movements that touch a watched address in
- * the same database transaction that advances the cursor, so a follower stopped at any point
+ * range of confirmed blocks with one eth_getLogs by topic (no address filter: the parties of what
+ * was read are then looked up among the watched addresses), and records the movements that touch
+ * a watched address in the same database transaction that advances the cursor, so a follower stopped at any point
  * resumes with nothing missed and nothing recorded twice. Before each step it compares the hash
- * of the last applied block with the node's, and unwinds a reorg to the common ancestor.
+ * of the last applied block with the node's, and unwinds a reorg to the common ancestor. A range
+ * the node cannot answer whole is halved; a single block it cannot answer whole (anyone can fill
+ * one with logs under the NFT topics) is read by watched address (block-by-address.ts), so one
+ * block never stops the chain's following.
  */
 export class ChainFollower {
   private readonly logger: Logger;
@@ -207,21 +214,33 @@ export class ChainFollower {
     // The end block is read before and after the logs: if it changed, the logs may mix forks.
     const endBefore = await node.header(to);
     if (!endBefore) throw new Retry();
-    let logs;
+    let logs: RpcLog[];
+    let byAddress: BlockByAddress | null = null;
     try {
       logs = await node.logs(from, to, [[...NFT_EVENT_TOPICS]]);
     } catch (error) {
-      if (to > from && isRangeRefusal(error)) {
+      const action = unreadableLogsAction(to - from + 1, await node.refusedAsTooLarge(error));
+      if (action === 'fail') throw error;
+      if (action === 'halve') {
         this.range = Math.max(1, Math.floor((to - from + 1) / 2));
         this.acceptedRanges = 0;
         chainRangeRefusals.inc(label);
         this.logger.warn(`the node refused eth_getLogs over ${to - from + 1} blocks; trying ${this.range} (${shortReason(error)})`);
         throw new Retry();
       }
-      throw error;
+      // One block, still too large: read by watched address, never whole again.
+      const trouble = `block ${from} cannot be read whole (${shortReason(error)}); reading it by watched address`;
+      this.logger.warn(trouble);
+      await cursors.recordError(chainId, owner, trouble);
+      byAddress = await readBlockByAddress(node, this.deps.wallets, endBefore.hash);
+      if (byAddress === null) throw new Retry();
+      logs = byAddress.logs;
     }
-    const watched = await this.deps.wallets.watchedAddresses();
-    const decoded = decodeTransferLogs(chainId, logs).filter((m) => touchesWatched(m, watched));
+    const all = decodeTransferLogs(chainId, logs);
+    // Only the parties of what was read are looked up: the cost follows the movements, not the wallets.
+    const parties = [...new Set(all.flatMap((m) => [m.from, m.to]))].filter((a) => a !== ZERO_ADDRESS);
+    const watched = await this.deps.wallets.watchedAmong(parties);
+    const decoded = all.filter((m) => touchesWatched(m, watched));
     const headers = await node.headers([from, to, ...decoded.map((m) => m.blockNumber)]);
     const end = headers.get(to);
     const first = headers.get(from);
@@ -253,9 +272,32 @@ export class ChainFollower {
     if (result === null) throw new Retry();
     chainBlocksApplied.inc(label, to - from + 1);
     if (result.recorded > 0) chainMovementsRecorded.inc(label, result.recorded);
+    if (byAddress) await this.reportByAddress(from, byAddress);
     if (this.range < config.chain.maxBlockRange && ++this.acceptedRanges >= REGROW_AFTER) {
       this.range = Math.min(config.chain.maxBlockRange, this.range * 2);
       this.acceptedRanges = 0;
+    }
+  }
+
+  /** What reading a block by address took, and what it could not read (kept in lastError until caught up). */
+  private async reportByAddress(block: number, read: BlockByAddress): Promise<void> {
+    const { chainId, cursors, owner } = this.deps;
+    const label = { chainId: String(chainId) };
+    chainBlocksReadByAddress.inc(label);
+    this.logger.warn(
+      `block ${block} read by watched address: ${read.pieces} eth_getLogs call(s)` +
+        (read.receipts > 0 ? `, ${read.receipts} receipt(s)` : '') +
+        `, ${read.logs.length} log(s) of watched addresses`,
+    );
+    if (read.unreadable.length > 0) {
+      chainUnreadableTransactions.inc(label, read.unreadable.length);
+      this.logger.error(
+        `block ${block}: the NFT logs of transaction(s) ${read.unreadable.join(', ')} could be read neither by address nor from ` +
+          'their receipts (each over the limits); their movements of the watched addresses in the pieces that needed them are not recorded',
+      );
+      // The step's move cleared the note it began with; this one stays until the chain is caught up.
+      const trouble = `block ${block}: the NFT logs of ${read.unreadable.length} transaction(s) could not be read, by address or by receipt`;
+      await cursors.recordError(chainId, owner, trouble).catch(() => undefined);
     }
   }
 

@@ -1,4 +1,4 @@
-import { counter, gauge } from '../health/metrics';
+import { counter, gauge } from '../../common/metrics';
 
 const LABELS = ['chainId'] as const;
 
@@ -20,6 +20,16 @@ export const chainMovementsReverted = counter(
   LABELS,
 );
 export const chainRangeRefusals = counter('chain_range_refusals_total', 'eth_getLogs ranges a node refused (the range was halved)', LABELS);
+export const chainBlocksReadByAddress = counter(
+  'chain_blocks_read_by_address_total',
+  'Single blocks whose NFT logs could not be read whole (answer over the client’s size limit, refused or timed out) and were read by watched address instead',
+  LABELS,
+);
+export const chainUnreadableTransactions = counter(
+  'chain_unreadable_transactions_total',
+  'Transactions whose NFT logs of a watched address could be read neither by address nor from their receipt (both over the limits); their movements are not recorded',
+  LABELS,
+);
 
 /** What every process reports per followed chain, read from the cursors at scrape time. */
 export interface ChainFigures {

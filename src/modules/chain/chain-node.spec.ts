@@ -7,7 +7,7 @@ import {
   TimeoutError,
   UnknownRpcError,
 } from 'viem';
-import { isRangeRefusal } from './chain-node';
+import { isRangeRefusal, isTimeout } from './chain-node';
 
 const URL = 'http://node.test';
 const answered = (code: number, message: string) => new RpcRequestError({ body: {}, error: { code, message }, url: URL });
@@ -31,5 +31,15 @@ describe('isRangeRefusal', () => {
     ['something that is no viem error', new Error('range')],
   ])('backs off on %s', (_name, error) => {
     expect(isRangeRefusal(error)).toBe(false);
+  });
+});
+
+describe('isTimeout', () => {
+  it('knows a call that did not answer in time, wrapped or not', () => {
+    const timeout = new TimeoutError({ body: {}, url: URL });
+    expect(isTimeout(timeout)).toBe(true);
+    expect(isTimeout(new HttpRequestError({ url: URL, body: {}, cause: timeout }))).toBe(true);
+    expect(isTimeout(new LimitExceededRpcError(answered(-32005, 'query returned more than 10000 results')))).toBe(false);
+    expect(isTimeout(new Error('timed out'))).toBe(false);
   });
 });

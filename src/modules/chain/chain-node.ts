@@ -67,6 +67,52 @@ export class ChainNode {
     if (address) filter.address = address;
     return (await this.client.request({ method: 'eth_getLogs', params: [filter as never] })) as unknown as RpcLog[];
   }
+
+  /**
+   * Logs of exactly the block `blockHash` (EIP-234), so that the pieces of one block read by
+   * several calls all come from the same block even if the chain reorganises meanwhile. Sent as
+   * an HTTP request of its own: in a batch, one large answer would fail its neighbours too.
+   */
+  async logsOfBlock(blockHash: string, topics: (string | string[] | null)[]): Promise<RpcLog[]> {
+    return (await this.alone({ method: 'eth_getLogs', params: [{ blockHash, topics }] })) as RpcLog[];
+  }
+
+  /** The hashes of the block's transactions, or null when the node no longer has that block. */
+  async blockTransactions(blockHash: string): Promise<string[] | null> {
+    const block = (await this.alone({ method: 'eth_getBlockByHash', params: [blockHash, false] })) as { transactions: string[] } | null;
+    return block ? block.transactions.map((t) => t.toLowerCase()) : null;
+  }
+
+  /** A transaction's receipt (its block and logs), alone in its HTTP request; null when unknown. */
+  async receipt(transactionHash: string): Promise<{ blockHash: string; logs: RpcLog[] } | null> {
+    return (await this.alone({ method: 'eth_getTransactionReceipt', params: [transactionHash] })) as {
+      blockHash: string;
+      logs: RpcLog[];
+    } | null;
+  }
+
+  /**
+   * Whether a failed read was refused for the size of its answer (see isRangeRefusal) or timed out
+   * while the node still answers a light call at once: a node that is down is not a heavy answer.
+   */
+  async refusedAsTooLarge(error: unknown): Promise<boolean> {
+    if (isRangeRefusal(error)) return true;
+    if (!isTimeout(error)) return false;
+    return this.head().then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** One call in an HTTP request of its own: the transport batches only calls sharing a signal. */
+  private alone(call: { method: string; params: unknown[] }): Promise<unknown> {
+    return this.client.request(call as never, { signal: new AbortController().signal });
+  }
+}
+
+/** Whether the call did not answer within the client's timeout. */
+export function isTimeout(error: unknown): boolean {
+  return error instanceof BaseError && error.walk((e) => e instanceof TimeoutError) !== null;
 }
 
 const RANGE_REFUSAL = /range|limit|too many|exceed|max(imum)? .*results|response size|query returned more than|block range/i;

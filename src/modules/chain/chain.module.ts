@@ -7,6 +7,7 @@ import { ChainCursorRepository } from './chain-cursor.repository';
 import { ChainFollowerService } from './chain-follower.service';
 import { ChainStatusService } from './chain-status.service';
 import { ChainsAdminController, WalletSyncController } from './chains.controller';
+import { MetadataBreakerRepository } from './metadata/metadata-breaker.repository';
 import { TokenMetadataFetcher } from './metadata/token-metadata-fetcher';
 import { TokenMetadataWorker } from './metadata/token-metadata.worker';
 import { WalletSyncRepository } from './wallet-sync.repository';
@@ -17,7 +18,7 @@ import { WalletSyncService } from './wallet-sync.service';
  * Following EVM chains (README.md "Following a chain"): the followers that turn NFT transfer logs
  * at watched addresses into wallet movements, and the operations around them. The ledger's rows
  * stay the transactions module's (written through ChainMovementsService); this module owns its
- * cursors, block hashes and wallet sync requests.
+ * cursors, block hashes, wallet sync requests and the circuit breakers of token metadata fetches.
  */
 @Module({
   // Token metadata: fetched by the worker (ROLE indexer|all), written through the tokens module.
@@ -32,6 +33,7 @@ import { WalletSyncService } from './wallet-sync.service';
     ChainFollowerService,
     ChainStatusService,
     TokenMetadataFetcher,
+    MetadataBreakerRepository,
     TokenMetadataWorker,
   ],
   exports: [ChainClients],

@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Observable } from 'rxjs';
-import { httpRequestDuration } from './metrics';
+import { httpRequestDuration } from '../../common/metrics';
 
 /** Records latency per route template (not per URL, which would explode the label set). */
 @Injectable()

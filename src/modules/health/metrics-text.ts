@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppConfig } from '../../config/app-config';
-import { metricsRegistry } from './metrics';
+import { metricsRegistry } from '../../common/metrics';
 
 /** How long one collection of the metrics text is served: a scrape flood costs one collection per window. */
 export const METRICS_CACHE_MS = 2000;

@@ -184,6 +184,8 @@ export function orientedSize(width: number, height: number, orientation: number 
 export function fetchFailureOf(error: BoundedFetchError): MediaFailure {
   switch (error.kind) {
     case 'blocked':
+      return new MediaFailure('BLOCKED_BY_URL_POLICY', `the image URL ${error.message}`, false);
+    case 'outsidePrefix':
       return new MediaFailure('BLOCKED_BY_URL_POLICY', error.message, false);
     case 'timeout':
       return new MediaFailure('TIMEOUT', error.message, true);

@@ -1,4 +1,11 @@
-import { applyMetadataPatch, emptyMetadata, isMetadataUrl, METADATA_FIELDS } from './token-metadata.rules';
+import {
+  applyMetadataPatch,
+  dataUriMediaType,
+  emptyMetadata,
+  isMetadataUrl,
+  isShowableMetadataLink,
+  METADATA_FIELDS,
+} from './token-metadata.rules';
 
 describe('token metadata rules', () => {
   it.each([
@@ -51,5 +58,31 @@ describe('token metadata rules', () => {
     const current = { ...emptyMetadata(), name: 'Same' };
     expect(applyMetadataPatch(current, { name: 'Same', description: null }).changes).toEqual({});
     expect(applyMetadataPatch(current, {}).next).toEqual(current);
+  });
+
+  it('reads the media type of a data: URI, text/plain when it names none', () => {
+    expect(dataUriMediaType('data:image/png;base64,iVBO')).toBe('image/png');
+    expect(dataUriMediaType('data:Image/SVG+xml;charset=utf-8,%3Csvg%2F%3E')).toBe('image/svg+xml');
+    expect(dataUriMediaType('data:,hello')).toBe('text/plain');
+    expect(dataUriMediaType('data:;base64,aGk=')).toBe('text/plain');
+    expect(dataUriMediaType('data:image/png')).toBeNull();
+  });
+
+  it('keeps a fetched data: link only when it is an image; other links as isMetadataUrl says', () => {
+    expect(isShowableMetadataLink('data:image/png;base64,iVBO')).toBe(true);
+    expect(isShowableMetadataLink('data:image/svg+xml,%3Csvg%2F%3E')).toBe(true);
+    for (const link of [
+      'data:text/html,<script>alert(1)</script>',
+      'data:TEXT/HTML;base64,PHNjcmlwdD4=',
+      'data:application/javascript,alert(1)',
+      'data:image,x',
+      'data:,x',
+      'data:imagex/png,x',
+    ]) {
+      expect(isShowableMetadataLink(link)).toBe(false);
+    }
+    expect(isShowableMetadataLink('https://cats.example/1')).toBe(true);
+    expect(isShowableMetadataLink('ipfs://bafy/1.png')).toBe(true);
+    expect(isShowableMetadataLink('javascript:alert(1)')).toBe(false);
   });
 });

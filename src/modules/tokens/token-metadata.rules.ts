@@ -60,6 +60,27 @@ export function isMetadataUrl(value: unknown): value is string {
   }
 }
 
+/**
+ * The media type of a `data:` URI, lowercase, as its header names it; `text/plain` when it names
+ * none (RFC 2397); null when the value is not a well-formed `data:` URI.
+ */
+export function dataUriMediaType(value: string): string | null {
+  const match = DATA_URI.exec(value);
+  if (!match) return null;
+  return (match[1] ?? 'text/plain').toLowerCase();
+}
+
+/**
+ * Whether a fetched metadata link may be stored: a `data:` link is shown by wallets as an image
+ * or opened as a page, so only an `image/*` one is kept (a `text/html` or script one would run
+ * in the viewer's browser); every other link follows isMetadataUrl.
+ */
+export function isShowableMetadataLink(value: unknown): value is string {
+  if (!isMetadataUrl(value)) return false;
+  if (!/^data:/i.test(value)) return true;
+  return dataUriMediaType(value)?.startsWith('image/') ?? false;
+}
+
 export function IsMetadataUrl(validationOptions?: ValidationOptions) {
   return ValidateBy(
     {

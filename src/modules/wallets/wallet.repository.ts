@@ -19,14 +19,28 @@ export class WalletRepository extends EntityRepository<Wallet> {
     return new Set(rows.map((row) => row.id));
   }
 
-  /** Lowercase addresses of every wallet that has one, all organizations: a distinct over the address index. */
-  async watchedAddresses(): Promise<Set<string>> {
+  /** Which of `addresses` (lowercase) some wallet of any organization holds: one statement over the address index. */
+  async watchedAmong(addresses: string[]): Promise<Set<string>> {
+    if (addresses.length === 0) return new Set();
     const rows = await queryRows<{ address: string }>(
       this.getEntityManager(),
-      'select distinct "address" from "wallet" where "address" is not null',
-      [],
+      'select distinct "address" from "wallet" where "address" = any(?::text[])',
+      [addresses],
     );
     return new Set(rows.map((row) => row.address));
+  }
+
+  /**
+   * One page of the distinct lowercase addresses held by wallets of all organizations, in address
+   * order after `after` (keyset over the address index), at most `limit`.
+   */
+  async watchedAddressesAfter(after: string | null, limit: number): Promise<string[]> {
+    const rows = await queryRows<{ address: string }>(
+      this.getEntityManager(),
+      'select distinct "address" from "wallet" where "address" is not null and "address" > ? order by "address" limit ?',
+      [after ?? '', limit],
+    );
+    return rows.map((row) => row.address);
   }
 
   /**

@@ -56,9 +56,21 @@ export class WalletsService {
     return em.getRepository(Wallet).existingIds(organizationId, walletIds);
   }
 
-  /** Lowercase addresses of every wallet with an address, in every organization (what the chain followers watch). */
-  watchedAddresses(): Promise<Set<string>> {
-    return this.wallets.watchedAddresses();
+  /**
+   * Which of `addresses` (lowercase) are watched, i.e. held by a wallet of any organization: what
+   * a chain follower asks about the parties of the movements it has just read. Its cost follows
+   * the movements read, not the number of wallets.
+   */
+  watchedAmong(addresses: string[]): Promise<Set<string>> {
+    return this.wallets.watchedAmong(addresses);
+  }
+
+  /**
+   * Every watched address, a page at a time in address order (`after` the last one of the
+   * previous page): for reading a block by address when it cannot be read whole.
+   */
+  watchedAddressesAfter(after: string | null, limit: number): Promise<string[]> {
+    return this.wallets.watchedAddressesAfter(after, limit);
   }
 
   /** The wallet's address (lowercase) or null when it has none; 404 when the wallet is not the organization's. */

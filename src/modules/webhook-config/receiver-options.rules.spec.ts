@@ -13,9 +13,9 @@ function refusal(fn: () => unknown): DomainError {
 
 describe('parseCustomHeaders', () => {
   it('keeps valid headers as given, and reads null as none', () => {
-    expect(parseCustomHeaders({ 'X-Tenant': 'acme', authorization: 'Bearer abc.def', 'x-empty': '' })).toEqual({
+    expect(parseCustomHeaders({ 'X-Tenant': 'acme', 'X-Gateway-Token': 'gw abc.def', 'x-empty': '' })).toEqual({
       'X-Tenant': 'acme',
-      authorization: 'Bearer abc.def',
+      'X-Gateway-Token': 'gw abc.def',
       'x-empty': '',
     });
     expect(parseCustomHeaders(null)).toEqual({});
@@ -72,8 +72,17 @@ describe('parseCustomHeaders', () => {
       expect(error.detail).toContain(`headers.${names[0]}`);
     }
     for (const name of reserved) expect(isReservedHeader(name)).toBe(true);
-    for (const name of ['authorization', 'x-webhook-tenant', 'x-service-tenant', 'content-language'])
+    for (const name of ['x-authorization', 'x-webhook-tenant', 'x-service-tenant', 'content-language'])
       expect(isReservedHeader(name)).toBe(false);
+  });
+
+  it('refuses Authorization and Proxy-Authorization in any case: authentication goes through auth', () => {
+    for (const name of ['Authorization', 'authorization', 'AUTHORIZATION', 'Proxy-Authorization', 'proxy-AUTHORIZATION']) {
+      expect(isReservedHeader(name)).toBe(true);
+      expect(refusal(() => parseCustomHeaders({ 'x-fine': 'v', [name]: 'Bearer x' })).errors).toEqual([
+        { field: `headers.${name}`, message: `${name} cannot be a custom header: authentication to an endpoint goes through auth` },
+      ]);
+    }
   });
 
   it('refuses a name given twice in different cases', () => {

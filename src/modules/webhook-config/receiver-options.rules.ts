@@ -10,12 +10,20 @@ export const MAX_CUSTOM_HEADERS = 10;
 export const MAX_CUSTOM_HEADER_VALUE_LENGTH = 1024;
 
 /**
+ * Credentials a custom header may not carry: authentication to an endpoint goes through its
+ * `auth` (whose token would otherwise go out beside a second Authorization header), and proxy
+ * credentials belong to the deployment's proxy, not to an endpoint.
+ */
+export const CREDENTIAL_HEADERS: readonly string[] = ['authorization', 'proxy-authorization'];
+
+/**
  * Headers a custom header may not set, lowercase: the ones every webhook carries (its signatures,
  * ids, timestamp, content type and user agent; receivers rely on them being the service's own),
- * the host, and the ones that frame or route the request rather than describe it (setting them
- * would break the request or be refused by the HTTP client).
+ * the host, the credentials (CREDENTIAL_HEADERS), and the ones that frame or route the request
+ * rather than describe it (setting them would break the request or be refused by the HTTP client).
  */
 export const RESERVED_HEADERS: readonly string[] = [
+  ...CREDENTIAL_HEADERS,
   'content-type',
   'host',
   'user-agent',
@@ -68,6 +76,8 @@ export function parseCustomHeaders(input: unknown): Record<string, string> {
     const field = `headers.${name}`;
     if (!TOKEN.test(name)) {
       errors.push({ field, message: "the header name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)" });
+    } else if (CREDENTIAL_HEADERS.includes(name.toLowerCase())) {
+      errors.push({ field, message: `${name} cannot be a custom header: authentication to an endpoint goes through auth` });
     } else if (isReservedHeader(name)) {
       errors.push({ field, message: `${name} is set by the service and cannot be a custom header` });
     } else if (seen.has(name.toLowerCase())) {

@@ -3,7 +3,7 @@ import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, Provider } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { OrganizationSendLimiter } from '../../common/rate-limit/organization-send-limit';
+import { OrganizationReplayBudget } from '../../common/rate-limit/organization-send-limit';
 import { AuditModule } from '../audit/audit.module';
 import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
@@ -71,7 +71,7 @@ export class WebhooksModule {
       providers: [
         WebhookJobs,
         WebhooksService,
-        OrganizationSendLimiter,
+        OrganizationReplayBudget,
         WebhookStatsService,
         WebhookStatsReader,
         WebhookMetricsSampler,

@@ -1,6 +1,9 @@
 import {
   decodeDataUri,
   httpStatusError,
+  ipfsGateway,
+  ipfsGatewayUrlFor,
+  isUnderGateway,
   locateMetadata,
   mapMetadataDocument,
   METADATA_RETRY_DELAYS_MS,
@@ -8,6 +11,7 @@ import {
   metadataErrorText,
   nextMetadataAttempt,
   substituteErc1155Id,
+  tokenUriAnswerMaxBytes,
 } from './token-metadata-document.rules';
 
 const GATEWAY = 'https://gateway.example/ipfs/';
@@ -36,22 +40,28 @@ describe('substituteErc1155Id', () => {
   });
 });
 
+const CID_V0 = 'QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG';
+const CID_V1 = 'bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi';
+const CID_V1_BASE36 = 'k51qzi5uqu5dlvj2baxnqndepeb86cbk3ng7n3i46uzyxzyqj2xjonzllnv0v8';
+
 describe('locateMetadata', () => {
   it('sends ipfs:// (and the older ipfs://ipfs/) through the gateway, keeping the path', () => {
-    expect(locateMetadata('ipfs://bafyabc/1.json', GATEWAY)).toEqual({ kind: 'http', url: `${GATEWAY}bafyabc/1.json`, viaGateway: true });
-    expect(locateMetadata('ipfs://ipfs/bafyabc', GATEWAY)).toEqual({ kind: 'http', url: `${GATEWAY}bafyabc`, viaGateway: true });
-    expect(locateMetadata('ipfs://bafyabc', 'http://127.0.0.1:8080/ipfs')).toEqual({
+    expect(locateMetadata(`ipfs://${CID_V1}/1.json`, GATEWAY)).toEqual({
       kind: 'http',
-      url: 'http://127.0.0.1:8080/ipfs/bafyabc',
+      url: `${GATEWAY}${CID_V1}/1.json`,
+      viaGateway: true,
+    });
+    expect(locateMetadata(`ipfs://ipfs/${CID_V0}`, GATEWAY)).toEqual({ kind: 'http', url: `${GATEWAY}${CID_V0}`, viaGateway: true });
+    expect(locateMetadata(`ipfs://${CID_V1_BASE36}`, 'http://127.0.0.1:8080/ipfs')).toEqual({
+      kind: 'http',
+      url: `http://127.0.0.1:8080/ipfs/${CID_V1_BASE36}`,
       viaGateway: true,
     });
   });
-
   it('keeps http(s) URLs and decodes data: URIs in place', () => {
     expect(locateMetadata(' https://meta.example/1 ', GATEWAY)).toEqual({ kind: 'http', url: 'https://meta.example/1', viaGateway: false });
     expect(locateMetadata('data:application/json,{"name":"a"}', GATEWAY)).toEqual({ kind: 'data', text: '{"name":"a"}' });
   });
-
   it('refuses an empty URI and other schemes, for good', () => {
     expect(fetchError(() => locateMetadata('', GATEWAY))).toMatchObject({
       message: 'the contract returned an empty token URI',
@@ -63,6 +73,96 @@ describe('locateMetadata', () => {
     });
     expect(fetchError(() => locateMetadata('file:///etc/passwd', GATEWAY)).message).toContain('"file:"');
     expect(fetchError(() => locateMetadata('/relative/1.json', GATEWAY)).message).toBe('the token URI is not an absolute URI');
+  });
+});
+
+describe('ipfsGatewayUrlFor', () => {
+  const gateway = ipfsGateway('https://gateway.example/ipfs/');
+  const url = (uri: string) => ipfsGatewayUrlFor(uri, gateway).toString();
+
+  it('is the gateway URL, the CID and the path, for each form of CID', () => {
+    expect(url(`ipfs://${CID_V0}/meta/1.json`)).toBe(`https://gateway.example/ipfs/${CID_V0}/meta/1.json`);
+    expect(url(`ipfs://${CID_V1}`)).toBe(`https://gateway.example/ipfs/${CID_V1}`);
+    expect(url(`ipfs://${CID_V1}/`)).toBe(`https://gateway.example/ipfs/${CID_V1}/`);
+    expect(url(`ipfs://ipfs/${CID_V1_BASE36}/a/b.json`)).toBe(`https://gateway.example/ipfs/${CID_V1_BASE36}/a/b.json`);
+    expect(url(`IPFS://${CID_V1}/1.json`)).toBe(`https://gateway.example/ipfs/${CID_V1}/1.json`);
+    // Names a gateway serves as they are: spaces and other characters percent-encoded, dots inside names kept.
+    expect(url(`ipfs://${CID_V1}/my cat.json`)).toBe(`https://gateway.example/ipfs/${CID_V1}/my%20cat.json`);
+    expect(url(`ipfs://${CID_V1}/a%20b/...json/v1.2`)).toBe(`https://gateway.example/ipfs/${CID_V1}/a%20b/...json/v1.2`);
+  });
+
+  it('keeps a gateway path without its trailing slash, and one at the root', () => {
+    expect(ipfsGatewayUrlFor(`ipfs://${CID_V1}/1`, ipfsGateway('http://127.0.0.1:8080/gw/ipfs')).toString()).toBe(
+      `http://127.0.0.1:8080/gw/ipfs/${CID_V1}/1`,
+    );
+    expect(ipfsGatewayUrlFor(`ipfs://${CID_V1}/1`, ipfsGateway('http://ipfs.local:8080')).toString()).toBe(
+      `http://ipfs.local:8080/${CID_V1}/1`,
+    );
+  });
+
+  it.each([
+    // Walking out of the gateway path: dot segments, raw or percent-encoded in any case.
+    ['ipfs://../internal/secret.json'],
+    ['ipfs://x/%2e%2e/%2e%2e/internal/pct?q=1'],
+    [`ipfs://${CID_V1}/../../internal/secret.json`],
+    [`ipfs://${CID_V1}/a/../../..`],
+    [`ipfs://${CID_V1}/./1.json`],
+    [`ipfs://${CID_V1}/%2e%2e/secret`],
+    [`ipfs://${CID_V1}/%2E%2E/secret`],
+    [`ipfs://${CID_V1}/%2E./secret`],
+    [`ipfs://${CID_V1}/.%2E/secret`],
+    [`ipfs://${CID_V1}/%2e/secret`],
+    [`ipfs://${CID_V1}/%252e%252e/secret`],
+    [`ipfs://${CID_V1}/%25252e%25252e/secret`],
+    [`ipfs://${CID_V1}/..%2f..%2fsecret`],
+    [`ipfs://${CID_V1}/..%2F..%2Fsecret`],
+    [`ipfs://${CID_V1}/a%5c..%5c..%5csecret`],
+    [`ipfs://${CID_V1}/a%5C..`],
+    [`ipfs://${CID_V1}\\..\\..\\secret`],
+    [`ipfs://${CID_V1}/a\\b`],
+    ['ipfs://ipfs/../../internal/secret.json'],
+    [`ipfs://ipfs/${CID_V1}/../../x`],
+    // Not a path of the gateway: a query, a fragment, an empty segment, control characters.
+    [`ipfs://${CID_V1}/1.json?x=1`],
+    [`ipfs://${CID_V1}?x=1`],
+    [`ipfs://${CID_V1}/1.json#top`],
+    [`ipfs://${CID_V1}//1.json`],
+    [`ipfs://${CID_V1}/a%00b`],
+    [`ipfs://${CID_V1}/a\u0000b`],
+    [`ipfs://${CID_V1}/%zz`],
+    // Not a CID: made up, a host or a port, another multibase, CIDv0 of the wrong length.
+    ['ipfs://x/1.json'],
+    ['ipfs://gateway.example/1.json'],
+    ['ipfs://127.0.0.1:8080/1.json'],
+    ['ipfs://@evil.example/1.json'],
+    ['ipfs://'],
+    ['ipfs://ipfs/'],
+    [`ipfs://${CID_V1.toUpperCase()}/1.json`],
+    [`ipfs://z${CID_V1.slice(1)}/1.json`],
+    [`ipfs://${CID_V0}x/1.json`],
+    [`ipfs://${CID_V0.replace('W', '0')}`],
+    ['ipfs:/relative'],
+  ])('refuses %s, for good, saying the ipfs URI is not accepted', (uri) => {
+    const error = fetchError(() => locateMetadata(uri, GATEWAY));
+    expect(error.message).toMatch(/^the ipfs URI is not accepted: /);
+    expect(error.retryable).toBe(false);
+  });
+
+  it('tells whether a URL is under the gateway: its origin and below its path', () => {
+    expect(isUnderGateway(new URL(`https://gateway.example/ipfs/${CID_V1}`), gateway)).toBe(true);
+    expect(isUnderGateway(new URL('https://gateway.example/ipfs/'), gateway)).toBe(false);
+    expect(isUnderGateway(new URL('https://gateway.example/internal/secret.json'), gateway)).toBe(false);
+    expect(isUnderGateway(new URL('https://gateway.example/ipfs/../internal'), gateway)).toBe(false);
+    expect(isUnderGateway(new URL('https://gateway.example/ipfsx/a'), gateway)).toBe(false);
+    expect(isUnderGateway(new URL(`https://gateway.example:8443/ipfs/${CID_V1}`), gateway)).toBe(false);
+    expect(isUnderGateway(new URL(`http://gateway.example/ipfs/${CID_V1}`), gateway)).toBe(false);
+  });
+});
+
+describe('tokenUriAnswerMaxBytes', () => {
+  it('leaves room for a data: document of the cap, percent-encoded and hex-encoded, and stays far below 10 MiB', () => {
+    expect(tokenUriAnswerMaxBytes(256 * 1024)).toBe(6 * 256 * 1024 + 16 * 1024);
+    expect(tokenUriAnswerMaxBytes(10 * 1024 * 1024)).toBe(4 * 1024 * 1024);
   });
 });
 
@@ -129,6 +229,29 @@ describe('mapMetadataDocument', () => {
     });
   });
 
+  it('keeps a data: link only when it is an image, and maps the rest of the document', () => {
+    const png = 'data:image/png;base64,iVBORw0KGgo=';
+    const svg = 'data:IMAGE/SVG+XML;charset=utf-8,%3Csvg%2F%3E';
+    expect(
+      mapMetadataDocument(
+        JSON.stringify({
+          name: 'n',
+          image: png,
+          animation_url: 'data:text/html,<script>alert(1)</script>',
+          external_url: 'data:application/javascript;base64,YWxlcnQoMSk=',
+        }),
+      ),
+    ).toEqual({ name: 'n', description: null, image: png, animationUrl: null, externalUrl: null, backgroundColor: null });
+    expect(
+      mapMetadataDocument(JSON.stringify({ image: 'data:text/html;base64,PGI+', animation_url: svg, external_url: 'data:,x' })),
+    ).toMatchObject({
+      image: null,
+      animationUrl: svg,
+      externalUrl: null,
+    });
+    // An image link that is not an image falls back to image_url, as an absent one does.
+    expect(mapMetadataDocument(JSON.stringify({ image: 'data:text/html,x', image_url: png })).image).toBe(png);
+  });
   it('accepts a byte-order mark and refuses what is not a JSON object', () => {
     expect(mapMetadataDocument('\ufeff{"name":"n"}').name).toBe('n');
     expect(fetchError(() => mapMetadataDocument('<html>'))).toMatchObject({ message: 'the metadata is not valid JSON', retryable: false });

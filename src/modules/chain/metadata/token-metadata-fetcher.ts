@@ -1,15 +1,18 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, parseAbi } from 'viem';
+import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, parseAbi, ResponseBodyTooLargeError } from 'viem';
 import { AppConfig } from '../../../config/app-config';
 import type { ChainStandard } from '../../tokens/token.entity';
 import { ChainClients, shortReason } from '../chain-clients';
 import { MetadataHttpClient } from './metadata-http-client';
 import {
   FetchedMetadata,
+  IpfsGateway,
+  ipfsGateway,
   locateMetadata,
   mapMetadataDocument,
   MetadataFetchError,
   substituteErc1155Id,
+  tokenUriAnswerMaxBytes,
 } from './token-metadata-document.rules';
 
 /** What names a token's metadata on chain; tokens of several organizations may share it. */
@@ -22,6 +25,12 @@ export interface MetadataTarget {
 
 const URI_ABI = parseAbi(['function tokenURI(uint256 tokenId) view returns (string)', 'function uri(uint256 id) view returns (string)']);
 
+/** A fetched document, and whether it came over the network (an http(s) or ipfs URI) or from a `data:` URI. */
+export interface FetchedDocument {
+  metadata: FetchedMetadata;
+  overNetwork: boolean;
+}
+
 /**
  * Fetches one token's metadata: the token URI from the contract (ERC-721 `tokenURI`, ERC-1155
  * `uri` with `{id}` substituted) through the chain's client, then the document it points at
@@ -31,7 +40,7 @@ const URI_ABI = parseAbi(['function tokenURI(uint256 tokenId) view returns (stri
 @Injectable()
 export class TokenMetadataFetcher implements OnApplicationShutdown {
   private readonly http: MetadataHttpClient;
-  private readonly gatewayOrigin: string;
+  private readonly gateway: IpfsGateway;
 
   constructor(
     private readonly config: AppConfig,
@@ -45,18 +54,26 @@ export class TokenMetadataFetcher implements OnApplicationShutdown {
       allowedPorts: config.webhook.allowedPorts,
       proxyUrl: config.webhook.proxyUrl,
     });
-    this.gatewayOrigin = new URL(config.chain.ipfsGatewayUrl).origin;
+    this.gateway = ipfsGateway(config.chain.ipfsGatewayUrl);
   }
 
-  async fetch(target: MetadataTarget): Promise<FetchedMetadata> {
+  async fetch(target: MetadataTarget): Promise<FetchedDocument> {
     const uri = await this.tokenUri(target);
     const location = locateMetadata(uri, this.config.chain.ipfsGatewayUrl);
+    const overNetwork = location.kind === 'http';
     const text =
-      location.kind === 'data' ? location.text : await this.http.fetchText(location.url, location.viaGateway ? this.gatewayOrigin : null);
+      location.kind === 'http' ? await this.http.fetchText(location.url, location.viaGateway ? this.gateway : null) : location.text;
+    // From here on, a failure is the document's: its server (if any) did answer.
+    const reach = overNetwork ? 'answered' : 'none';
     if (Buffer.byteLength(text, 'utf8') > this.config.chain.metadataMaxBytes) {
-      throw new MetadataFetchError(`the metadata is larger than ${this.config.chain.metadataMaxBytes} bytes`, false);
+      throw new MetadataFetchError(`the metadata is larger than ${this.config.chain.metadataMaxBytes} bytes`, false, reach);
     }
-    return mapMetadataDocument(text);
+    try {
+      return { metadata: mapMetadataDocument(text), overNetwork };
+    } catch (error) {
+      if (error instanceof MetadataFetchError) throw new MetadataFetchError(error.message, error.retryable, reach);
+      throw error;
+    }
   }
 
   /** The token URI as the contract answers it (ERC-1155: with `{id}` already substituted). */
@@ -68,13 +85,18 @@ export class TokenMetadataFetcher implements OnApplicationShutdown {
     const functionName = target.standard === 'erc1155' ? 'uri' : 'tokenURI';
     let uri: string;
     try {
-      uri = await this.clients.get(target.chainId).readContract({
+      uri = await this.clients.metadata(target.chainId).readContract({
         address: target.contractAddress as `0x${string}`,
         abi: URI_ABI,
         functionName,
         args: [BigInt(target.blockchainTokenId)],
       });
     } catch (error) {
+      // The same answer next time: refused for good, and for this token only.
+      if (error instanceof BaseError && error.walk((e) => e instanceof ResponseBodyTooLargeError) !== null) {
+        const limit = tokenUriAnswerMaxBytes(this.config.chain.metadataMaxBytes);
+        throw new MetadataFetchError(`${functionName}(${target.blockchainTokenId}) answered more than ${limit} bytes`, false);
+      }
       // A revert (burned token, no such function) answers the same next time; a node error may not.
       const final =
         error instanceof BaseError &&

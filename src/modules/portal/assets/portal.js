@@ -827,7 +827,7 @@
       result.textContent = `${plural(answer.count, 'webhook')} will be sent again.`;
       void loadLog();
     } catch (error) {
-      // Too many at once (REPLAY_TOO_LARGE) and the organization's send limit (429) are for the
+      // Too many at once (REPLAY_TOO_LARGE) and the organization's replay budget (429) are for the
       // admin to act on: narrow the window, or wait as long as the message says.
       result.textContent = `Replay refused: ${describe(error)}`;
       result.classList.add('bad');

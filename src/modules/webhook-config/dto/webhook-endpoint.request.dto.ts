@@ -207,8 +207,10 @@ class WebhookEndpointFields {
    * content-type, host, user-agent, the signature, id and timestamp headers (every
    * `x-service-webhook-*` and `webhook-*` name) and the headers that frame the request
    * (content-length, transfer-encoding, connection, keep-alive, upgrade, expect, te, trailer,
-   * proxy-connection, traceparent, tracestate): a 400 names the header (`headers.<name>`). The
-   * whole set is replaced; null or `{}` removes them. Shown by GET as set.
+   * proxy-connection, traceparent, tracestate); nor can credentials (authorization and
+   * proxy-authorization, in any case: authentication goes through `auth`): a 400 names the
+   * header (`headers.<name>`). The whole set is replaced; null or `{}` removes them. Shown by GET
+   * as set. Their values never appear in the delivery log: an answer echoing one shows `[redacted]`.
    */
   @ApiPropertyOptional({
     type: 'object',

@@ -6,6 +6,7 @@ import {
   ApiNotFoundResponse,
   ApiOperation,
   ApiTags,
+  ApiTooManyRequestsResponse,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { Auth } from '../../../common/auth/access';
@@ -52,7 +53,6 @@ export class WebhooksController {
   }
 
   @Post('webhooks/replay')
-  @OrganizationSendLimit()
   @HttpCode(202)
   @ApiOperation({
     operationId: 'replayWebhooks',
@@ -60,10 +60,15 @@ export class WebhooksController {
     description:
       'Each selected webhook is sent again with its own id and body, re-signed at send time, with a fresh retry ' +
       'cycle. `status` `failed` (default) selects the webhooks that failed for good, `all` the succeeded ones too; ' +
-      'pending ones are already on their way. At most 10,000 per call, audited. Counts as one send against the ' +
-      "organization's send limit.",
+      'pending ones are already on their way. At most 10,000 per call, audited. Replays have a budget of their own ' +
+      'per organization, counted in the webhooks they queue (WEBHOOK_REPLAYS_PER_HOUR, default 100,000), and are ' +
+      'never charged to the send limit of test sends and redeliveries.',
   })
   @ApiAcceptedResponse({ type: ReplayAcceptedDto })
+  @ApiTooManyRequestsResponse({
+    description:
+      "RATE_LIMITED: the replay would queue more webhooks than are left of the organization's replay budget for the hour; nothing is queued; see Retry-After.",
+  })
   @ApiNotFoundResponse({ description: 'WEBHOOK_ENDPOINT_NOT_FOUND: endpointId names no endpoint of the organization.' })
   @ApiUnprocessableEntityResponse({
     description:

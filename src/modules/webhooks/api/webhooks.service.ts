@@ -19,7 +19,7 @@ import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
 import type { ReplayStatus } from './webhook.dto';
 import { WebhookJobs } from '../engine/webhook-jobs';
 import { buildWebhookBody } from '../engine/webhook.rules';
-import { OrganizationSendLimiter } from '../../../common/rate-limit/organization-send-limit';
+import { OrganizationReplayBudget } from '../../../common/rate-limit/organization-send-limit';
 
 /** Webhooks one replay may send again (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"). */
 export const MAX_REPLAY = 10_000;
@@ -52,7 +52,7 @@ export class WebhooksService {
     private readonly outbox: DomainEventOutbox,
     private readonly audit: AuditService,
     private readonly jobs: WebhookJobs,
-    private readonly sendLimit: OrganizationSendLimiter,
+    private readonly replayBudget: OrganizationReplayBudget,
     private readonly config: AppConfig,
   ) {}
 
@@ -98,7 +98,8 @@ export class WebhooksService {
   /**
    * Sends every webhook a replay selects again (each with its own id and body, re-signed at send
    * time): a fresh retry cycle for each, due now, in one statement with its audit entry. Refused
-   * as a whole when it selects more than MAX_REPLAY.
+   * as a whole when it selects more than MAX_REPLAY, or more than is left of the organization's
+   * replay budget (WEBHOOK_REPLAYS_PER_HOUR).
    */
   async replay(key: ApiKeyPrincipal, input: ReplayRequest, meta: RequestMeta): Promise<number> {
     const since = new Date(input.since);
@@ -132,8 +133,8 @@ export class WebhooksService {
         `The replay selects more than ${MAX_REPLAY} webhooks; narrow the time window or the filters.`,
       );
     }
-    // The route's guard counted one send; a replay costs one per webhook it queues.
-    await this.sendLimit.charge(key.organizationId, ids.length - 1);
+    // Replays' own budget, counted in the webhooks they queue (never the send limit of test sends).
+    await this.replayBudget.charge(key.organizationId, ids.length);
     const restarted = await this.em.transactional(async (em) => {
       const done = await em.getRepository(WebhookDelivery).restartCycles(key.organizationId, ids, new Date());
       this.audit.record(em, {

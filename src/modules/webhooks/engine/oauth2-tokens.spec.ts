@@ -4,6 +4,8 @@ import {
   OAuth2Client,
   OAuth2TokenCache,
   parseTokenResponse,
+  readTokenAnswer,
+  TOKEN_RESPONSE_MAX_BYTES,
   tokenRequestBody,
   TokenRequestError,
   tokenUsableUntil,
@@ -105,5 +107,46 @@ describe('OAuth2 client credentials', () => {
       await expect(tokens.token(client)).rejects.toThrow('503');
       expect(await tokens.token(client)).toBe('ok');
     });
+  });
+});
+
+describe('readTokenAnswer', () => {
+  /** A body whose chunks are made only as they are read; `next` answers null at its end. */
+  const body = (next: () => Uint8Array | null): AsyncIterable<Uint8Array> => ({
+    [Symbol.asyncIterator]: () => ({
+      next: () => {
+        const value = next();
+        return Promise.resolve(value === null ? { done: true, value: undefined } : { done: false, value });
+      },
+    }),
+  });
+  const chunks = (...parts: string[]) => body(() => (parts.length > 0 ? Buffer.from(parts.shift()!) : null));
+
+  it('reads an answer of up to 16 KiB whole', async () => {
+    const grant = JSON.stringify({ access_token: 'a'.repeat(16 * 1024 - 60), token_type: 'Bearer' });
+    expect(Buffer.byteLength(grant)).toBeLessThanOrEqual(TOKEN_RESPONSE_MAX_BYTES);
+    await expect(readTokenAnswer(chunks(grant.slice(0, 100), grant.slice(100)), null)).resolves.toBe(grant);
+  });
+
+  it('fails a longer answer, naming the token endpoint, without reading past the limit', async () => {
+    let read = 0;
+    const endless = body(() => {
+      read += 1;
+      return Buffer.alloc(4096, 'x');
+    });
+    const error = await readTokenAnswer(endless, null).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TokenRequestError);
+    expect((error as Error).message).toBe('the token endpoint answered more than 16 KiB');
+    expect(read).toBe(5);
+  });
+
+  it('fails an answer whose Content-Length is over the limit before reading it', async () => {
+    let read = false;
+    const small = body(() => {
+      read = true;
+      return null;
+    });
+    await expect(readTokenAnswer(small, TOKEN_RESPONSE_MAX_BYTES + 1)).rejects.toThrow('answered more than 16 KiB');
+    expect(read).toBe(false);
   });
 });

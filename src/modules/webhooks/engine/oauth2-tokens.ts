@@ -43,6 +43,12 @@ export function tokenRequestBody(scope: string | null): string {
   return form.toString();
 }
 
+/**
+ * The longest token answer read. A grant is a few hundred bytes (a JWT a few KiB); a token
+ * endpoint answering more is broken or hostile, and reading it whole would hold it in memory.
+ */
+export const TOKEN_RESPONSE_MAX_BYTES = 16 * 1024;
+
 /** Why a token could not be obtained, in words fit for a delivery log (never the secret or a token). */
 export class TokenRequestError extends Error {
   constructor(
@@ -53,6 +59,28 @@ export class TokenRequestError extends Error {
     super(message);
     this.name = 'TokenRequestError';
   }
+}
+
+/**
+ * A token answer's body as text, read only up to `maxBytes`: a longer one (by its Content-Length
+ * or by what arrives) fails the token request at once, and the rest is never read.
+ */
+export async function readTokenAnswer(
+  body: AsyncIterable<Uint8Array>,
+  contentLength: number | null,
+  maxBytes = TOKEN_RESPONSE_MAX_BYTES,
+): Promise<string> {
+  const tooLong = () => new TokenRequestError(`the token endpoint answered more than ${maxBytes / 1024} KiB`);
+  if (contentLength !== null && contentLength > maxBytes) throw tooLong();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of body) {
+    length += chunk.length;
+    // Leaving the loop ends the stream (and drops its connection).
+    if (length > maxBytes) throw tooLong();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, length).toString('utf8');
 }
 
 /**

@@ -1,5 +1,6 @@
 // engine/: from a committed event to attempts and their retries (relay, jobs, plan, executor, signing, sending).
 import { EntityManager } from '@mikro-orm/postgresql';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config';
 import { DomainEventOutbox, PendingEvent } from '../../domain-events/domain-event.outbox';
@@ -393,7 +394,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
         sent = { outcome: 'blocked', status: null, error: claim.permanent, durationMs: 0, responseBody: null };
       } else {
         try {
-          sent = await this.send(claim, span, admittedAt);
+          sent = await this.send(claim, span, leaseUntil, admittedAt);
         } finally {
           if (claim.receiver) {
             this.limiter.release(claim.receiver, sent! && sent.outcome !== 'blocked' ? sent.durationMs : undefined);
@@ -463,28 +464,40 @@ export class WebhookDeliveryService implements OnModuleDestroy {
    * `signedAt`: the attempt's time when its endpoint's rate limit gave it its place (Redis's
    * clock, the window's), so its webhook-timestamp names the second it was counted in.
    */
-  private async send(claim: PlannedAttempt, span: SpanHandle | null, signedAt = new Date()): Promise<SendResult> {
+  private async send(claim: PlannedAttempt, span: SpanHandle | null, leaseUntil: Date, signedAt = new Date()): Promise<SendResult> {
     const target = claim.target as DeliveryTarget;
     const blocked = temporaryBlock(target, claim.resourceType);
     if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0, responseBody: null };
-    const headers = this.headersOf(claim, target, span, signedAt);
-    if (target.auth === null) return this.sender.send(target.url as string, claim.payload, headers, clientTlsOf(target));
-    return this.sendWithToken(target, claim.payload, headers);
+    const headersAt = (at: Date) => this.headersOf(claim, target, span, at);
+    if (target.auth === null) {
+      return this.sender.send(target.url as string, claim.payload, headersAt(signedAt), clientTlsOf(target), Object.values(target.headers));
+    }
+    return this.sendWithToken(target, claim.payload, headersAt, signedAt, leaseUntil);
   }
 
   /**
    * Sends with `Authorization: Bearer <token>`. A 401 means the receiver no longer takes the
    * cached token (revoked, rotated, expired early): one new token and one more try, inside this
-   * same attempt. A token that cannot be obtained fails the attempt with the reason.
+   * same attempt. That resend is a request to the endpoint like any other: it takes a place of its
+   * own under the endpoint's rate limit (and is signed at it), and goes only while the claim's
+   * lease still covers it; otherwise the attempt ends with the 401. A token that cannot be
+   * obtained fails the attempt with the reason.
    */
-  private async sendWithToken(target: DeliveryTarget, payload: string, headers: Record<string, string>): Promise<SendResult> {
+  private async sendWithToken(
+    target: DeliveryTarget,
+    payload: string,
+    headersAt: (signedAt: Date) => Record<string, string>,
+    signedAt: Date,
+    leaseUntil: Date,
+  ): Promise<SendResult> {
     const client: OAuth2Client = { endpointId: target.endpointId, ...(target.auth as NonNullable<DeliveryTarget['auth']>) };
     const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
     const failed = (error: unknown): SendResult => ({
       outcome: error instanceof TokenRequestError && error.blocked ? 'blocked' : 'network_error',
       status: null,
       error: `no OAuth2 token: ${error instanceof TokenRequestError ? error.message : 'the token request failed'}`,
-      durationMs: Math.round(performance.now() - started),
+      durationMs: elapsed(),
       responseBody: null,
     });
     let token: string;
@@ -494,7 +507,15 @@ export class WebhookDeliveryService implements OnModuleDestroy {
       return failed(error);
     }
     const tls = clientTlsOf(target);
-    const first = await this.sender.send(target.url as string, payload, { ...headers, authorization: `Bearer ${token}` }, tls);
+    // The tokens and custom header values never reach the delivery log, even echoed by the receiver.
+    const secrets = [...Object.values(target.headers), token];
+    const first = await this.sender.send(
+      target.url as string,
+      payload,
+      { ...headersAt(signedAt), authorization: `Bearer ${token}` },
+      tls,
+      secrets,
+    );
     if (first.status !== 401) return first;
     this.tokens.invalidate(client, token);
     try {
@@ -502,15 +523,50 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     } catch (error) {
       return failed(error);
     }
-    const second = await this.sender.send(target.url as string, payload, { ...headers, authorization: `Bearer ${token}` }, tls);
-    return { ...second, durationMs: Math.round(performance.now() - started) };
+    secrets.push(token);
+    const resendAt = await this.resendPlace(target, leaseUntil);
+    if (resendAt === null) {
+      return {
+        ...first,
+        error: `${first.error ?? 'receiver answered 401'}; not sent again with a new token: no place under the endpoint's rateLimitPerSecond in time`,
+        durationMs: elapsed(),
+      };
+    }
+    const second = await this.sender.send(
+      target.url as string,
+      payload,
+      { ...headersAt(resendAt), authorization: `Bearer ${token}` },
+      tls,
+      secrets,
+    );
+    return { ...second, durationMs: elapsed() };
+  }
+
+  /**
+   * When the resend after a 401 goes: now, or at the place the endpoint's rate limit gives it
+   * (Redis's clock, as for any attempt), waiting for the next window while the limit is used up.
+   * Null when no place comes while the claim's lease still covers a request (see attemptMayStart).
+   */
+  private async resendPlace(target: DeliveryTarget, leaseUntil: Date): Promise<Date | null> {
+    const mayStartAt = (atMs: number) => attemptMayStart(leaseUntil.getTime(), atMs, this.config.webhook.timeoutMs);
+    if (!mayStartAt(Date.now())) return null;
+    const limit = target.rateLimitPerSecond;
+    if (limit === null) return new Date();
+    for (;;) {
+      const place = await this.rates.take(target.endpointId, limit);
+      if (place.given) return mayStartAt(Date.now()) ? new Date(place.atMs) : null;
+      this.rateFullUntil.set(target.endpointId, Date.now() + place.waitMs);
+      if (!mayStartAt(Date.now() + place.waitMs)) return null;
+      // Back at the very start of the next window, ahead of the waiting attempts (they spread over its first moments).
+      await sleep(place.waitMs);
+    }
   }
 
   private headersOf(claim: PlannedAttempt, target: DeliveryTarget, span: SpanHandle | null, signedAt: Date): Record<string, string> {
     return {
       // The endpoint's own headers first: none can name one of the service's (parseCustomHeaders
       // refuses them), and the service's below would win over any that did.
-      ...target.headers,
+      ...customHeaders(target),
       'content-type': 'application/json; charset=utf-8',
       'user-agent': USER_AGENT,
       // Signed at send time: every attempt carries its own timestamp and the secrets of this moment.
@@ -614,6 +670,21 @@ function busy(typicalMs = 0): RetryLaterError {
   return new RetryLaterError(
     100 + Math.round(Math.random() * Math.max(400, typicalMs)),
     'no free slot for the endpoint or its organization',
+  );
+}
+
+/**
+ * The endpoint's custom headers as sent. Authorization and Proxy-Authorization are refused as
+ * custom headers (authentication goes through `auth`), but an endpoint saved before that may
+ * still hold one: an Authorization beside `auth` would go out as a second one, and a
+ * Proxy-Authorization would speak to the deployment's proxy, so those are left out.
+ */
+function customHeaders(target: DeliveryTarget): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(target.headers).filter(([name]) => {
+      const lower = name.toLowerCase();
+      return lower !== 'proxy-authorization' && !(lower === 'authorization' && target.auth !== null);
+    }),
   );
 }
 

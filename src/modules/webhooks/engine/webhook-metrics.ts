@@ -1,4 +1,4 @@
-import { counter, gauge, histogram } from '../../health/metrics';
+import { counter, gauge, histogram } from '../../../common/metrics';
 import type { AttemptOutcome } from './webhook-sender';
 
 export const webhookAttempts = counter('webhook_attempts_total', 'Webhook delivery attempts by outcome', ['outcome'] as const);

@@ -10,6 +10,7 @@ import {
   GrantedToken,
   OAuth2Client,
   parseTokenResponse,
+  readTokenAnswer,
   tokenRequestBody,
   TokenRequestError,
 } from './oauth2-tokens';
@@ -111,7 +112,18 @@ export class WebhookSender {
     return agent;
   }
 
-  async send(url: string, body: string, headers: Record<string, string>, tls: ClientTls | null = null): Promise<SendResult> {
+  /**
+   * POSTs one webhook. `secrets` (the endpoint's access token, its custom header values) are
+   * replaced by `[redacted]` wherever the receiver's answer shows them, before its start is kept
+   * for the delivery log.
+   */
+  async send(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    tls: ClientTls | null = null,
+    secrets: readonly string[] = [],
+  ): Promise<SendResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const policyError = checkWebhookUrl(url, this.options);
@@ -129,8 +141,10 @@ export class WebhookSender {
         signal: deadlineSignal(this.options.timeoutMs),
       });
       const durationMs = elapsed();
-      const start = await readStart(res.body, RESPONSE_BODY_BYTES, DRAIN_LIMIT_BYTES);
-      const responseBody = responseBodyText(start.bytes, start.cut);
+      // Past the kept bytes, enough more to see whole any secret that begins in them.
+      const keep = RESPONSE_BODY_BYTES + secretLookaheadBytes(secrets);
+      const start = await readStart(res.body, keep, Math.max(DRAIN_LIMIT_BYTES, keep));
+      const responseBody = responseBodyText(start.bytes, start.cut, secrets);
       const retryAfter = headerValue(res.headers['retry-after']);
       return isSuccessStatus(res.statusCode)
         ? { outcome: 'success', status: res.statusCode, error: null, durationMs, responseBody, retryAfter }
@@ -173,8 +187,14 @@ export class WebhookSender {
         signal: deadlineSignal(this.options.timeoutMs),
       });
       status = res.statusCode;
-      text = await res.body.text();
+      const length = Number(headerValue(res.headers['content-length']) ?? NaN);
+      // An answer refused unread must not hold its connection: it is dropped, not drained.
+      text = await readTokenAnswer(res.body, Number.isFinite(length) ? length : null).catch((error: unknown) => {
+        res.body.destroy();
+        throw error;
+      });
     } catch (error) {
+      if (error instanceof TokenRequestError) throw error;
       const failure = describeFailure(error, this.options.timeoutMs);
       throw new TokenRequestError(`the token endpoint could not be reached: ${failure.error}`, failure.outcome === 'blocked');
     }
@@ -213,14 +233,78 @@ async function readStart(body: AsyncIterable<Buffer>, keep: number, drainLimit: 
   return { bytes: Buffer.concat(kept, keptBytes), cut: readBytes > keptBytes };
 }
 
+/** What stands in the delivery log for a secret a receiver's answer showed. */
+export const REDACTED = '[redacted]';
+
 /**
- * An answer's first bytes as text for the delivery log: UTF-8 with invalid sequences replaced
- * (U+FFFD), and NUL replaced too, since PostgreSQL text cannot hold it. When the bytes were `cut`
- * from a longer answer, a character split by the cut is left out rather than shown as invalid.
+ * The forms in which a secret comes back in an answer: as sent, and escaped as in a JSON string
+ * (a receiver echoing its request's headers as JSON). Without surrounding spaces, which a header
+ * value loses on the way; a secret that is nothing else is left alone.
  */
-export function responseBodyText(bytes: Uint8Array, cut = false): string {
-  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }).decode(bytes, { stream: cut });
-  return text.replace(/\0/g, '\uFFFD');
+function secretForms(secrets: readonly string[]): string[] {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    const value = secret.trim();
+    if (value === '') continue;
+    forms.add(value);
+    forms.add(JSON.stringify(value).slice(1, -1));
+  }
+  return [...forms];
+}
+
+/** How many bytes past the kept ones must be read to see whole every secret that begins in them. */
+export function secretLookaheadBytes(secrets: readonly string[]): number {
+  return Math.max(0, ...secretForms(secrets).map((form) => Buffer.byteLength(form) - 1));
+}
+
+/**
+ * An answer's first `keep` bytes as text for the delivery log: UTF-8 with invalid sequences
+ * replaced (U+FFFD), and NUL replaced too, since PostgreSQL text cannot hold it. When the bytes
+ * were `cut` from a longer answer, a character split by the cut is left out rather than shown as
+ * invalid. Every occurrence of one of `secrets` that begins in those bytes is replaced by
+ * `[redacted]` whole, also when it runs past them (so no cut prefix of a secret remains): for
+ * that, `bytes` may hold more than `keep` (see secretLookaheadBytes). The text has at most `keep`
+ * characters either way: a marker that does not fit whole is cut like the text.
+ */
+export function responseBodyText(bytes: Uint8Array, cut = false, secrets: readonly string[] = [], keep = RESPONSE_BODY_BYTES): string {
+  const decode = (part: Uint8Array, stream: boolean) =>
+    new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }).decode(part, { stream });
+  const longer = bytes.length > keep;
+  const text = decode(bytes, cut || longer);
+  // Where the kept bytes end in the text: decoding is the same whether a prefix or the whole is decoded.
+  const end = longer ? decode(bytes.subarray(0, keep), true).length : text.length;
+  const occurrences: [number, number][] = [];
+  for (const form of secretForms(secrets)) {
+    for (let at = text.indexOf(form); at !== -1 && at < end; at = text.indexOf(form, at + 1)) occurrences.push([at, at + form.length]);
+  }
+  occurrences.sort((a, b) => a[0] - b[0]);
+  if (occurrences.length === 0) return text.slice(0, end).replace(/\0/g, '\uFFFD');
+  // A marker can be longer than the secret it stands for: the text is kept within `keep`
+  // characters (no more than the kept bytes can decode to), cutting what does not fit, a marker too.
+  let out = '';
+  const append = (piece: string): boolean => {
+    const room = keep - out.length;
+    out += piece.length <= room ? piece : withoutSplitPair(piece.slice(0, room));
+    return piece.length < room;
+  };
+  let from = 0;
+  for (const [start, stop] of occurrences) {
+    // Overlapping occurrences (one secret inside another) make one marker.
+    if (start < from) {
+      from = Math.max(from, stop);
+      continue;
+    }
+    if (!append(text.slice(from, start)) || !append(REDACTED)) return out.replace(/\0/g, '\uFFFD');
+    from = stop;
+  }
+  if (from < end) append(text.slice(from, end));
+  return out.replace(/\0/g, '\uFFFD');
+}
+
+/** `text` without a high surrogate left at its end by a cut (half of a character). */
+function withoutSplitPair(text: string): string {
+  const last = text.charCodeAt(text.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? text.slice(0, -1) : text;
 }
 
 function headerValue(value: string | string[] | undefined): string | null {
