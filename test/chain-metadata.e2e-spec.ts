@@ -215,7 +215,7 @@ describe('chain token metadata', () => {
 
       meta.json('/refresh.json', { name: 'After', description: 'Same' });
       const res = await t.http().post(`/v1/tokens/${tokenId}/metadata/refresh`).set(bearer(org.adminKey)).expect(202);
-      expect(res.body).toEqual({ tokenId, metadataStatus: 'pending' });
+      expect(res.body).toEqual({ tokenId, metadataStatus: 'pending', mediaStatus: 'none' });
       await waitUntil(
         () => tokenOf(t, org, tokenId),
         (token) => token.metadata.name === 'After' && token.metadataStatus === 'ok',

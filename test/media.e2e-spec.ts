@@ -448,10 +448,14 @@ describe('token images: fetched, checked, turned into thumbnails, served by sign
       expect(viaGateway.media).toMatchObject({ status: 'ok', width: 9 });
 
       server.image('/private/after-redirect.png', await images.png(4, 4));
-      server.routes.set('/gateway/ipfs/bafkreiredirect/away.png', (_req, res) =>
+      server.routes.set('/gateway/ipfs/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku/away.png', (_req, res) =>
         res.writeHead(302, { location: server.url('/private/after-redirect.png').replace('127.0.0.1', 'localhost') }).end(),
       );
-      const redirected = await settled(t, org, (await createToken(t, org, 'ipfs://bafkreiredirect/away.png')).id);
+      const redirected = await settled(
+        t,
+        org,
+        (await createToken(t, org, 'ipfs://bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku/away.png')).id,
+      );
       expect(redirected.media).toMatchObject({ status: 'failed', error: 'BLOCKED_BY_URL_POLICY' });
       expect(server.count('/private/after-redirect.png')).toBe(0);
     });

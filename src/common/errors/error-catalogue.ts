@@ -134,6 +134,7 @@ export const ERROR_CATALOGUE = {
     status: 404,
     title: 'Not Found',
     meaning: 'A rightly signed thumbnail link names no stored image or width.',
+    documentedOn: ['path:sha256', 'path:file'],
   },
   TOKEN_NOT_FOUND: {
     status: 404,
