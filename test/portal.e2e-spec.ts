@@ -968,7 +968,7 @@ describe('portal in a real browser', () => {
       items.map((li) => ({
         token: (li as HTMLElement).dataset.token,
         media: (li as HTMLElement).dataset.media,
-        text: (li.textContent ?? '').replace(/\s+/g, ' ').trim(),
+        text: (li as HTMLElement).innerText.replace(/\s+/g, ' ').trim(),
       })),
     );
     expect(cards).toEqual(
