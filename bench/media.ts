@@ -1,11 +1,12 @@
 /**
- * `npm run bench:media`: token images. One service process (ROLE=all, so one media worker) on a
- * fresh database, an image host on loopback serving BENCH_MEDIA_IMAGES (1,000) distinct JPEGs of
+ * `npm run bench:media`: token images. An API process and one media worker (a process with
+ * ROLE=indexer) on a fresh database, an image host on loopback serving BENCH_MEDIA_IMAGES (1,000) distinct JPEGs of
  * about 1 MiB (one photo-like picture, each copy with its own comment segment: other bytes, the
  * same decoding work). Reports:
  *
  * - thumbnails: the time from the first POST /v1/tokens until every token's media is `ok`, and
- *   the worker's resident memory before and at its peak (sampled from /proc every 100 ms);
+ *   the worker's CPU time, and its resident memory before and at its peak (sampled from /proc every
+ *   100 ms);
  * - its raw baseline in the same run: a plain loop in this process fetching other copies with
  *   fetch() and making the three WebP widths with a plain sharp pipeline (same quality and effort),
  *   two at a time;
@@ -148,41 +149,52 @@ async function main(): Promise<void> {
   });
   const hostUrl = await listen(host);
   const port = await freePort();
-  const service = spawn(process.execPath, SERVICE_MAIN, {
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      PATH: env.PATH,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      PORT: String(port),
-      ROLE: 'all',
-      DATABASE_URL: databaseUrl,
-      DB_MIGRATE_ON_START: 'false',
-      QUEUE_PREFIX: `benchmedia${Date.now().toString(36)}`,
-      SECRETS_ENCRYPTION_KEY: KEY,
-      AUDIT_CHAIN_KEY: KEY,
-      MEDIA_SIGNING_KEY: KEY,
-      METRICS_TOKEN: OPERATOR_KEY,
-      OPERATOR_API_KEY: OPERATOR_KEY,
-      WEBHOOK_ALLOW_HTTP: 'true',
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      RATE_LIMIT_PER_KEY: '10000000',
-      RATE_LIMIT_PER_IP: '10000000',
-    },
-  });
+  const queuePrefix = `benchmedia${Date.now().toString(36)}`;
+  const start = (role: 'api' | 'indexer', listenOn: number) =>
+    spawn(process.execPath, SERVICE_MAIN, {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: {
+        PATH: env.PATH,
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        PORT: String(listenOn),
+        ROLE: role,
+        DATABASE_URL: databaseUrl,
+        DB_MIGRATE_ON_START: 'false',
+        QUEUE_PREFIX: queuePrefix,
+        SECRETS_ENCRYPTION_KEY: KEY,
+        AUDIT_CHAIN_KEY: KEY,
+        MEDIA_SIGNING_KEY: KEY,
+        METRICS_TOKEN: OPERATOR_KEY,
+        OPERATOR_API_KEY: OPERATOR_KEY,
+        WEBHOOK_ALLOW_HTTP: 'true',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        RATE_LIMIT_PER_KEY: '10000000',
+        RATE_LIMIT_PER_IP: '10000000',
+      },
+    });
+  // The API takes the writes and serves the thumbnails; the worker (ROLE=indexer) only fetches and
+  // makes them, so its CPU and memory are the media worker's alone.
+  const service = start('api', port);
+  const workerPort = await freePort();
+  const worker = start('indexer', workerPort);
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   const results: Record<string, unknown> = {};
   try {
     const serviceUrl = `http://127.0.0.1:${port}`;
     for (const deadline = Date.now() + 120_000; ; await sleep(250)) {
-      if (service.exitCode !== null) throw new Error(`the service exited with ${service.exitCode}`);
+      if (service.exitCode !== null || worker.exitCode !== null) throw new Error('a service process exited');
       if (Date.now() > deadline) throw new Error('the service was not ready in 120 s');
       if (
-        await fetch(`${serviceUrl}/health/ready`).then(
+        (await fetch(`http://127.0.0.1:${workerPort}/health/ready`).then(
           (res) => res.ok,
           () => false,
-        )
+        )) &&
+        (await fetch(`${serviceUrl}/health/ready`).then(
+          (res) => res.ok,
+          () => false,
+        ))
       )
         break;
     }
@@ -207,11 +219,11 @@ async function main(): Promise<void> {
     );
     while ((await okCount()) < WARM_UP) await sleep(200);
     await sleep(1000);
-    const rssBefore = rssMb(service.pid!);
-    const cpuBefore = cpuSeconds(service.pid!);
+    const rssBefore = rssMb(worker.pid!);
+    const cpuBefore = cpuSeconds(worker.pid!);
 
     let peak = rssBefore;
-    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(service.pid!))), 100);
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(worker.pid!))), 100);
     const started = Date.now();
     await pool(
       Array.from({ length: IMAGES }, (_, i) => i),
@@ -224,7 +236,7 @@ async function main(): Promise<void> {
       await sleep(100);
     }
     const elapsed = (Date.now() - started) / 1000;
-    const cpu = cpuSeconds(service.pid!) - cpuBefore;
+    const cpu = cpuSeconds(worker.pid!) - cpuBefore;
     clearInterval(sampler);
     const failed = Number((await db.query(`select count(*) as n from "token_media" where "status" = 'failed'`)).rows[0].n);
     results.thumbnails = {
@@ -296,8 +308,11 @@ async function main(): Promise<void> {
     await rawPool.end();
   } finally {
     await db.end();
-    service.kill('SIGTERM');
-    await new Promise((resolve) => service.once('exit', resolve));
+    for (const child of [service, worker]) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
     host.close();
     await dropDatabase(databaseUrl);
   }

@@ -1,3 +1,4 @@
+import sharp from 'sharp';
 import { Address } from 'viem';
 import { ERC1155_ABI, ERC721_ABI, LocalChain, erc1155HexId } from './support/evm';
 import { bearer, createApiKey, createOrganization, expectProblem, TestOrganization } from './support/factories';
@@ -155,6 +156,34 @@ describe('chain token metadata', () => {
       const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
       const token = await settled(t, org, tokenId);
       expect(token).toMatchObject({ metadataStatus: 'ok', metadata: expect.objectContaining({ name: 'From IPFS' }) });
+    });
+
+    it('fetches the image a chain token’s metadata names, as for a token written through the API', async () => {
+      const png = await sharp({ create: { width: 40, height: 20, channels: 3, background: '#00ff00' } })
+        .png()
+        .toBuffer();
+      meta.routes.set('/images/chain.png', (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(png));
+      const id = await mint721(`${meta.origin}/with-image.json`);
+      meta.json('/with-image.json', { name: 'Pictured', image: `${meta.origin}/images/chain.png` });
+      const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
+      const token = await waitUntil(
+        () => tokenOf(t, org, tokenId),
+        (got) => got.media.status !== 'pending' && got.media.status !== 'none',
+        30_000,
+      );
+      expect(token.media).toMatchObject({ status: 'ok', error: null, width: 40, height: 20, contentType: 'image/png' });
+      expect(token.media.thumbnails.small).toContain(`/v1/media/${token.media.sha256}/64.webp?exp=`);
+      const mediaHooks = await waitUntil(
+        () =>
+          receiver.received.filter((w) => {
+            const body = w.body as { resourceId?: string; changes?: Record<string, unknown> | null };
+            return body.resourceId === tokenId && body.changes != null && 'media' in body.changes;
+          }),
+        (hooks) => hooks.length >= 1,
+      );
+      expect(mediaHooks.map((w) => w.body.changes)).toEqual([
+        { media: { status: 'ok', error: null, width: 40, height: 20, contentType: 'image/png', sha256: token.media.sha256 } },
+      ]);
     });
 
     it('refuses a document over the size cap, for good, and says so on the token', async () => {
