@@ -1,6 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { createHash } from 'node:crypto';
+import { Periodic, RunOutcome } from '../../common/scheduling/periodic';
 import { AppConfig, runsFollowers } from '../../config/app-config';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
 import { MediaFetcher } from './media-fetcher';
@@ -41,8 +42,7 @@ export class MediaWorker implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly busy = new Map<string, number>();
   private active = 0;
   private stopped = false;
-  private claiming = false;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly loop: Periodic;
   private readonly tasks = new Set<Promise<void>>();
   /** One fetch per image URL at a time in this process: tokens sharing a URL share its outcome. */
   private readonly inFlight = new Map<string, Promise<MediaState>>();
@@ -56,41 +56,41 @@ export class MediaWorker implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly fetcher: MediaFetcher,
     private readonly storage: MediaStorage,
     private readonly events: DomainEventPublisher,
-  ) {}
+  ) {
+    this.loop = new Periodic({
+      intervalMs: POLL_INTERVAL_MS,
+      run: () => this.fill(),
+      runAtStart: true,
+      backoff: { baseMs: POLL_INTERVAL_MS, maxMs: 30_000 },
+      logger: this.logger,
+      failure: 'claiming token images failed',
+      logEvery: 20,
+    });
+  }
 
   onApplicationBootstrap(): void {
-    if (!runsFollowers(this.config)) return;
-    this.timer = setInterval(() => void this.fill(), POLL_INTERVAL_MS);
-    this.timer.unref();
-    void this.fill();
+    if (runsFollowers(this.config)) this.loop.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    await this.loop.stop();
     // What is claimed but not finished is due again when its lease ends: nothing is recorded of
     // the fetches cut here.
     await this.fetcher.abortAll();
     await Promise.allSettled([...this.tasks]);
   }
 
-  /** Claims as many due images as there are free slots, within each organization's share. */
-  private async fill(): Promise<void> {
-    if (this.claiming || this.stopped || this.active >= CONCURRENCY) return;
-    this.claiming = true;
-    try {
-      const due = await this.repository.claimDue({
-        limit: CONCURRENCY - this.active,
-        busy: this.busy,
-        perOrganization: PER_ORGANIZATION,
-        leaseMs: LEASE_MS,
-      });
-      for (const item of due) this.start(item);
-    } catch (error) {
-      this.logger.warn({ err: error }, 'claiming token images failed');
-    } finally {
-      this.claiming = false;
-    }
+  /**
+   * Claims as many due images as there are free slots, within each organization's share. Every
+   * image that finishes frees a slot and wakes the loop, so a full worker claims again at once.
+   */
+  private async fill(): Promise<RunOutcome> {
+    if (this.stopped || this.active >= CONCURRENCY) return 'idle';
+    const limit = CONCURRENCY - this.active;
+    const due = await this.repository.claimDue({ limit, busy: this.busy, perOrganization: PER_ORGANIZATION, leaseMs: LEASE_MS });
+    for (const item of due) this.start(item);
+    return 'idle';
   }
 
   private start(item: DueMedia): void {
@@ -104,7 +104,7 @@ export class MediaWorker implements OnApplicationBootstrap, OnApplicationShutdow
         if (left === 0) this.busy.delete(item.organizationId);
         else this.busy.set(item.organizationId, left);
         this.tasks.delete(task);
-        void this.fill();
+        this.loop.wake();
       });
     this.tasks.add(task);
   }
