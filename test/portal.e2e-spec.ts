@@ -987,7 +987,7 @@ describe('portal in a real browser', () => {
       {},
       pictured.id,
     );
-    const src = await page.$eval(`#nft-grid li[data-token="${pictured.id}"] img`, (img) => (img).src);
+    const src = await page.$eval(`#nft-grid li[data-token="${pictured.id}"] img`, (img) => img.src);
     expect(src).toMatch(new RegExp(`^${base}/v1/media/[0-9a-f]{64}/256\\.webp\\?exp=\\d+&sig=`));
 
     await page.click(`#nft-grid li[data-token="${pictured.id}"] button`);
