@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
@@ -144,6 +147,17 @@ describe('the real entry point', () => {
         code: 1,
         stderr: expect.stringContaining(`NODE_ENV must be development, test or production (got "${value}")`),
       });
+    });
+
+    it('refuses a MEDIA_STORAGE directory it cannot create, with one line naming it', async () => {
+      const file = join(mkdtempSync(join(tmpdir(), 'media-storage-')), 'a-file');
+      writeFileSync(file, '');
+      const refused = start({ MEDIA_STORAGE: join(file, 'media') });
+      await expect(refused).rejects.toMatchObject({ code: 1 });
+      const { stderr } = await refused.catch((error: { stderr: string }) => error);
+      expect(stderr.trim().split('\n')).toEqual([
+        `MEDIA_STORAGE ${join(file, 'media')} cannot be used: ENOTDIR (it must be a directory this process can create and write)`,
+      ]);
     });
 
     it('refuses production without an explicit key, and with the development key', async () => {

@@ -3841,11 +3841,11 @@ export interface operations {
     };
     getThumbnail: {
         parameters: {
-            query: {
-                /** @description The link’s signature. */
-                sig: unknown;
-                /** @description Unix seconds after which the link is refused. */
-                exp: unknown;
+            query?: {
+                /** @description The link’s signature; part of every link. */
+                sig?: unknown;
+                /** @description Unix seconds after which the link is refused; part of every link. */
+                exp?: unknown;
             };
             header?: never;
             path: {

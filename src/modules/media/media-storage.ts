@@ -1,5 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { LRUCache } from 'lru-cache';
+import { withTimeout } from '../../common/async/with-timeout';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { queryRows } from '../../database/raw-sql';
@@ -37,6 +38,21 @@ export class PostgresMediaStorage extends MediaStorage {
       width,
     ]);
     return rows[0]?.bytes ?? null;
+  }
+}
+
+/**
+ * Why MEDIA_STORAGE's directory cannot be used (it cannot be created or written), as the one line
+ * start-up stops with; null when it can. Bounded: node's recursive mkdir can spin on a path it
+ * cannot create (under /proc, say).
+ */
+export async function mediaDirectoryProblem(path: string): Promise<string | null> {
+  try {
+    await withTimeout(new DirectoryMediaStorage(path).prepare(), 10_000, 'timed out');
+    return null;
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    return `MEDIA_STORAGE ${path} cannot be used: ${reason} (it must be a directory this process can create and write)`;
   }
 }
 

@@ -50,8 +50,10 @@ export class MediaController {
     schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
   })
   @ApiParam({ name: 'file', description: 'The width and format: `64.webp`, `256.webp` or `1024.webp`.', example: '256.webp' })
-  @ApiQuery({ name: 'exp', required: true, description: 'Unix seconds after which the link is refused.' })
-  @ApiQuery({ name: 'sig', required: true, description: 'The link’s signature.' })
+  // Not `required` in the document's sense: a link without them is not malformed (400) but refused
+  // like any link whose signature does not hold (403 MEDIA_LINK_INVALID).
+  @ApiQuery({ name: 'exp', required: false, description: 'Unix seconds after which the link is refused; part of every link.' })
+  @ApiQuery({ name: 'sig', required: false, description: 'The link’s signature; part of every link.' })
   @ApiProduces('image/webp')
   @ApiOkResponse({
     description: 'The thumbnail (image/webp).',

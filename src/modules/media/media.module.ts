@@ -6,7 +6,7 @@ import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { MediaController } from './media.controller';
 import { MediaFetcher } from './media-fetcher';
 import { MediaLinkSigner } from './media-links';
-import { CachingMediaStorage, DirectoryMediaStorage, MediaStorage, PostgresMediaStorage } from './media-storage';
+import { CachingMediaStorage, DirectoryMediaStorage, mediaDirectoryProblem, MediaStorage, PostgresMediaStorage } from './media-storage';
 import { MediaRepository } from './media.repository';
 import { MediaService } from './media.service';
 import { MediaWorker } from './media.worker';
@@ -34,13 +34,11 @@ const THUMBNAIL_CACHE_BYTES = 32 * 1024 * 1024;
       inject: [AppConfig, EntityManager],
       useFactory: async (config: AppConfig, em: EntityManager): Promise<MediaStorage> => {
         if (config.media.storage.kind === 'postgres') return new CachingMediaStorage(new PostgresMediaStorage(em), THUMBNAIL_CACHE_BYTES);
+        // main.ts checked it before the application was built (one line, no stack); checked again
+        // here for an application built without it (tests).
+        const problem = await mediaDirectoryProblem(config.media.storage.path);
+        if (problem !== null) throw new StartupError(problem);
         const storage = new DirectoryMediaStorage(config.media.storage.path);
-        const path = config.media.storage.path;
-        await storage.prepare().catch((error: NodeJS.ErrnoException) => {
-          throw new StartupError(
-            `MEDIA_STORAGE ${path} cannot be used: ${error.code ?? error.message} (it must be a directory this process can create and write)`,
-          );
-        });
         return new CachingMediaStorage(storage, THUMBNAIL_CACHE_BYTES);
       },
     },
