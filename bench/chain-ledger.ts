@@ -4,6 +4,7 @@ import { loadConfig } from '../src/config/app-config';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { MediaRepository } from '../src/modules/media/media.repository';
 import { MediaService } from '../src/modules/media/media.service';
+import { ENTITIES } from '../src/orm-model';
 import { DomainEventPublisher } from '../src/modules/domain-events/domain-event.publisher';
 import { Token } from '../src/modules/tokens/token.entity';
 import { TokensService } from '../src/modules/tokens/tokens.service';
@@ -36,7 +37,9 @@ export async function chainLedgerScenario(ctx: {
      select gen_random_uuid(), now(), $1, 'chain bench', a from unnest($2::text[]) a`,
     [ctx.organizationId, addresses],
   );
-  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: ctx.databaseUrl })));
+  const orm = await MikroORM.init(
+    buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: ctx.databaseUrl }), { entities: ENTITIES }),
+  );
   try {
     const em = orm.em.fork();
     const events = new DomainEventPublisher();

@@ -27,8 +27,10 @@ import sharp from 'sharp';
 import { request } from 'undici';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { loadConfig } from '../src/config/app-config';
-import { dropDatabase, ensureDatabase } from '../src/database/database-url';
+import { ensureDatabase } from '../src/database/database-url';
+import { dropDatabase } from '../test/support/database-admin';
 import { runMigrations } from '../src/database/migrate';
+import { ENTITIES } from '../src/orm-model';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { freePort, SERVICE_MAIN } from '../test/support/service-process';
 
@@ -133,7 +135,9 @@ async function latencies(paths: string[], base: string): Promise<{ p50: number; 
 async function main(): Promise<void> {
   const databaseUrl = `postgresql://postgres@127.0.0.1:5432/nftw_media_${Date.now().toString(36)}`;
   await ensureDatabase(databaseUrl);
-  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl })));
+  const orm = await MikroORM.init(
+    buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl }), { entities: ENTITIES }),
+  );
   try {
     await runMigrations(orm, databaseUrl);
   } finally {

@@ -10,9 +10,11 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import { loadConfig } from '../src/config/app-config';
-import { dropDatabase, ensureDatabase } from '../src/database/database-url';
+import { ensureDatabase } from '../src/database/database-url';
+import { dropDatabase } from '../test/support/database-admin';
 import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
+import { ENTITIES } from '../src/orm-model';
 import { DAY_MS, utcDay } from '../src/database/time-partitions';
 import { DomainEventOutbox } from '../src/modules/domain-events/domain-event.outbox';
 import { WebhookDelivery } from '../src/modules/webhooks/webhook-delivery.entity';
@@ -68,7 +70,9 @@ async function historyBytes(db: Client): Promise<number> {
 async function main(): Promise<void> {
   const databaseUrl = `postgresql://postgres@127.0.0.1:5432/nftw_retention_${Date.now().toString(36)}`;
   await ensureDatabase(databaseUrl);
-  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl })));
+  const orm = await MikroORM.init(
+    buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl }), { entities: ENTITIES }),
+  );
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   const days: Record<string, unknown>[] = [];

@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import { dropDatabase } from '../src/database/database-url';
+import { dropDatabase } from '../test/support/database-admin';
 
 /**
  * The delivery history the read benches measure on (bench/webhook-stats.ts, bench/webhook-log-reads.ts):

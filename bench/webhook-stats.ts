@@ -24,6 +24,7 @@ import { loadConfig } from '../src/config/app-config';
 import { ensureDatabase } from '../src/database/database-url';
 import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
+import { ENTITIES } from '../src/orm-model';
 import {
   STATS_STATEMENT_SETTINGS,
   StatsQuery,
@@ -108,7 +109,9 @@ async function main(): Promise<void> {
   base.pathname = `/nftw_stats_${Date.now().toString(36)}`;
   const databaseUrl = base.toString();
   await ensureDatabase(databaseUrl);
-  const orm = await MikroORM.init(buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl })));
+  const orm = await MikroORM.init(
+    buildOrmOptions(loadConfig({ NODE_ENV: 'development', DATABASE_URL: databaseUrl }), { entities: ENTITIES }),
+  );
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   const result: Record<string, unknown> = { rows: ROWS, otherRows: OTHER_ROWS, runs: RUNS };

@@ -18,6 +18,7 @@ import { loadConfig } from '../src/config/app-config';
 import { ensureDatabase } from '../src/database/database-url';
 import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
+import { ENTITIES } from '../src/orm-model';
 import { Balance } from '../src/modules/transactions/balance.entity';
 import { Token } from '../src/modules/tokens/token.entity';
 import { tokenColumnsSql } from '../src/modules/tokens/token.view';
@@ -155,7 +156,7 @@ async function main(): Promise<void> {
   let captured: Captured | null = null;
   const config = loadConfig({ NODE_ENV: 'development', DATABASE_URL });
   const orm = await MikroORM.init({
-    ...buildOrmOptions(config),
+    ...buildOrmOptions(config, { entities: ENTITIES }),
     onQuery: (sql: string, params: readonly unknown[]) => {
       captured = { sql, params };
       return sql;

@@ -24,6 +24,7 @@ import { WalletsModule } from './modules/wallets/wallets.module';
 import { WebhookConfigModule } from './modules/webhook-config/webhook-config.module';
 import { WebhooksModule } from './modules/webhooks/webhooks.module';
 import { WhitelistModule } from './modules/whitelist/whitelist.module';
+import { ormModel } from './orm-model';
 import { QueueModule } from './queue/queue.module';
 
 export interface AppModuleOptions {
@@ -41,7 +42,7 @@ export class AppModule {
       imports: [
         AppConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerParams(config, options.logDestination)),
-        DatabaseModule.forRoot(serviceBounds),
+        DatabaseModule.forRoot({ model: ormModel, bounds: serviceBounds }),
         ReplicasModule.forRoot(config),
         QueueModule,
         HealthModule,

@@ -12,7 +12,7 @@ import { MikroORM, RequestContext } from '@mikro-orm/core';
 import { Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { parseArgs } from 'node:util';
-import { loadConfig } from './config/app-config';
+import { AppConfig, loadConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { migrateDatabase } from './database/migrate';
@@ -22,6 +22,7 @@ import { WebhookEndpointsService } from './modules/webhook-config/webhook-endpoi
 import { OrganizationsModule } from './modules/organizations/organizations.module';
 import { OrganizationsService } from './modules/organizations/organizations.service';
 import { formatUtc } from './common/time';
+import { ormModel } from './orm-model';
 import { Role, ROLES } from './common/auth/principal';
 
 const USAGE = `usage: npm run cli -- organization:create --name "Acme" [--roles ${ROLES.join(',')}]
@@ -35,83 +36,96 @@ const SEALED_SECRET_OWNERS: ReadonlyArray<{ module: Type; service: Type<SealedSe
   { module: WebhookConfigModule, service: WebhookEndpointsService },
 ];
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === 'secrets:reseal') return reseal(rest);
-  if (command !== 'organization:create') {
-    process.stderr.write(`${USAGE}\n`);
-    return 2;
-  }
-  const { values } = parseArgs({ args: rest, options: { name: { type: 'string' }, roles: { type: 'string' } }, strict: true });
-  const name = values.name?.trim();
-  if (!name || name.length > 200) {
-    process.stderr.write(`--name is required (1 to 200 characters)\n${USAGE}\n`);
-    return 2;
-  }
-  const roles = (values.roles ?? 'admin').split(',').map((role) => role.trim());
-  if (roles.some((role) => !(ROLES as readonly string[]).includes(role))) {
-    process.stderr.write(`--roles takes a comma-separated list of ${ROLES.join(', ')}\n${USAGE}\n`);
-    return 2;
-  }
-
-  const config = loadConfig();
-  if (config.migrateOnStart) await migrateDatabase(config);
-
-  @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot(), OrganizationsModule] })
-  class CliModule {}
-
-  const app = await NestFactory.createApplicationContext(CliModule, { logger: ['error'] });
-  try {
-    const orm = app.get(MikroORM);
-    const organizations = app.get(OrganizationsService);
-    const meta = { requestId: null, ip: null };
-    const actor = { kind: 'operator' } as const;
-    const result = await RequestContext.create(orm.em, async () => {
-      const organization = await organizations.createOrganization(name, actor, meta);
-      const { apiKey, key } = await organizations.createApiKey(
-        organization.id,
-        { name: roles.join('+'), roles: roles as Role[] },
-        actor,
-        meta,
-      );
-      return {
-        organization: { id: organization.id, name: organization.name, createdAtUtc: formatUtc(organization.createdAt) },
-        apiKey: { id: apiKey.id, key, roles: apiKey.roles },
-      };
-    });
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    return 0;
-  } finally {
-    await app.close();
-  }
+/** A command: its arguments read (or the line saying what is wrong with them), then its run. */
+interface Command<A> {
+  parse(args: string[]): A | string;
+  run(args: A, config: AppConfig): Promise<number>;
 }
 
-async function reseal(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { 'batch-size': { type: 'string' } }, strict: true });
-  const batchSize = values['batch-size'] === undefined ? 500 : Number(values['batch-size']);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
-    process.stderr.write(`--batch-size must be an integer between 1 and 10000\n${USAGE}\n`);
+const createOrganization: Command<{ name: string; roles: Role[] }> = {
+  parse(args) {
+    const { values } = parseArgs({ args, options: { name: { type: 'string' }, roles: { type: 'string' } }, strict: true });
+    const name = values.name?.trim();
+    if (!name || name.length > 200) return '--name is required (1 to 200 characters)';
+    const roles = (values.roles ?? 'admin').split(',').map((role) => role.trim());
+    if (roles.some((role) => !(ROLES as readonly string[]).includes(role)))
+      return `--roles takes a comma-separated list of ${ROLES.join(', ')}`;
+    return { name, roles: roles as Role[] };
+  },
+  async run({ name, roles }, config) {
+    if (config.migrateOnStart) await migrateDatabase(config, ormModel());
+
+    @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot({ model: ormModel }), OrganizationsModule] })
+    class CliModule {}
+
+    const app = await NestFactory.createApplicationContext(CliModule, { logger: ['error'] });
+    try {
+      const orm = app.get(MikroORM);
+      const organizations = app.get(OrganizationsService);
+      const meta = { requestId: null, ip: null };
+      const actor = { kind: 'operator' } as const;
+      const result = await RequestContext.create(orm.em, async () => {
+        const organization = await organizations.createOrganization(name, actor, meta);
+        const { apiKey, key } = await organizations.createApiKey(organization.id, { name: roles.join('+'), roles }, actor, meta);
+        return {
+          organization: { id: organization.id, name: organization.name, createdAtUtc: formatUtc(organization.createdAt) },
+          apiKey: { id: apiKey.id, key, roles: apiKey.roles },
+        };
+      });
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return 0;
+    } finally {
+      await app.close();
+    }
+  },
+};
+
+const resealSecrets: Command<{ batchSize: number }> = {
+  parse(args) {
+    const { values } = parseArgs({ args, options: { 'batch-size': { type: 'string' } }, strict: true });
+    const batchSize = values['batch-size'] === undefined ? 500 : Number(values['batch-size']);
+    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) return '--batch-size must be an integer between 1 and 10000';
+    return { batchSize };
+  },
+  async run({ batchSize }, config) {
+    @Module({
+      imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot({ model: ormModel }), ...SEALED_SECRET_OWNERS.map((o) => o.module)],
+    })
+    class ResealModule {}
+
+    const app = await NestFactory.createApplicationContext(ResealModule, { logger: ['error'] });
+    try {
+      const columns: ResealReport[] = [];
+      for (const owner of SEALED_SECRET_OWNERS) columns.push(...(await app.get(owner.service).resealSecrets(batchSize)));
+      process.stdout.write(`${JSON.stringify({ keyId: config.secretsEncryptionKey.sealing.id, columns })}\n`);
+      const unopenable = columns.reduce((sum, c) => sum + c.unopenable, 0);
+      if (unopenable > 0) {
+        process.stderr.write(`${unopenable} sealed value(s) open under no configured key and were left as they are\n`);
+        return 1;
+      }
+      return 0;
+    } finally {
+      await app.close();
+    }
+  },
+};
+
+/** Reads the configuration only once the arguments are known to be good: a usage error needs none. */
+async function execute<A>(command: Command<A>, args: string[]): Promise<number> {
+  const parsed = command.parse(args);
+  if (typeof parsed === 'string') {
+    process.stderr.write(`${parsed}\n${USAGE}\n`);
     return 2;
   }
-  const config = loadConfig();
+  return command.run(parsed, loadConfig());
+}
 
-  @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot(), ...SEALED_SECRET_OWNERS.map((o) => o.module)] })
-  class ResealModule {}
-
-  const app = await NestFactory.createApplicationContext(ResealModule, { logger: ['error'] });
-  try {
-    const columns: ResealReport[] = [];
-    for (const owner of SEALED_SECRET_OWNERS) columns.push(...(await app.get(owner.service).resealSecrets(batchSize)));
-    process.stdout.write(`${JSON.stringify({ keyId: config.secretsEncryptionKey.sealing.id, columns })}\n`);
-    const unopenable = columns.reduce((sum, c) => sum + c.unopenable, 0);
-    if (unopenable > 0) {
-      process.stderr.write(`${unopenable} sealed value(s) open under no configured key and were left as they are\n`);
-      return 1;
-    }
-    return 0;
-  } finally {
-    await app.close();
-  }
+function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === 'organization:create') return execute(createOrganization, rest);
+  if (name === 'secrets:reseal') return execute(resealSecrets, rest);
+  process.stderr.write(`${USAGE}\n`);
+  return Promise.resolve(2);
 }
 
 main(process.argv.slice(2)).then(

@@ -5,7 +5,7 @@ import { redactUrl } from './common/http/redact-url';
 import type { AppConfig } from './config/app-config';
 
 /** Paths whose values must never reach a log line, whatever module logs them. */
-export const REDACTED_LOG_PATHS = [
+const REDACTED_LOG_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-api-key"]',

@@ -3,20 +3,19 @@ import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { AppConfig, ConfigError, loadConfig } from './config/app-config';
-import { loadTracingConfig, TracingConfig } from './config/tracing-config';
+import { AppConfig, loadConfig } from './config/app-config';
+import { ConfigError } from './config/variables';
 import type { RunningTracing } from './common/tracing/start-tracing';
 import { configureApp } from './configure-app';
 import { migrateDatabase } from './database/migrate';
 import { ChainIdMismatchError, checkChainIds } from './modules/chain/chain-clients';
+import { ormModel } from './orm-model';
 import { checkDependencies, checkMediaStorage, StartupError } from './startup-checks';
 
 async function bootstrap(): Promise<void> {
   let config: AppConfig;
-  let tracingConfig: TracingConfig | null;
   try {
     config = loadConfig();
-    tracingConfig = loadTracingConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -30,11 +29,11 @@ async function bootstrap(): Promise<void> {
   const chainWarnings = await checkChainIds(config).catch((error: unknown) => {
     throw error instanceof ChainIdMismatchError ? new StartupError(error.message) : error;
   });
-  if (config.migrateOnStart) await migrateDatabase(config);
+  if (config.migrateOnStart) await migrateDatabase(config, ormModel());
   // Before the application exists, so every request and job it runs is traced. Imported only
   // when configured: without an endpoint, no OpenTelemetry module is loaded.
-  const tracing = tracingConfig
-    ? await (await import('./common/tracing/start-tracing')).startTracing(tracingConfig, config.role, config.operatorApiKey)
+  const tracing = config.tracing
+    ? await (await import('./common/tracing/start-tracing')).startTracing(config.tracing, config.role, config.operatorApiKey)
     : null;
   const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
   configureApp(app, config);

@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { EntityManager } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
-import { databaseName } from '../src/database/database-url';
+import { databaseName } from './support/database-admin';
+import { queryRows } from '../src/database/raw-sql';
+import { workerTransaction } from '../src/database/statement-bounds';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
@@ -120,6 +123,16 @@ describe('bounded waits on the database', () => {
     expect(answers.map((a) => `${a.status} ${a.code}`)).toEqual(Array(25).fill('503 SERVICE_UNAVAILABLE'));
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThanOrEqual(STATEMENT_BOUND_MS + 2000);
     await t.http().get(`/v1/wallets/${walletId}`).set(bearer(org.adminKey)).expect(200);
+  });
+
+  it('bounds background work by the worker statement bound, in a process whose pool carries the API bound', async () => {
+    const em = t.app.get(EntityManager);
+    const worker = { db: { ...t.config.db, workerStatementTimeoutMs: 4 * STATEMENT_BOUND_MS } };
+    const setting = `select current_setting('statement_timeout') as v`;
+    expect(await em.fork().transactional((tx) => queryRows(tx, setting))).toEqual([{ v: `${STATEMENT_BOUND_MS / 1000}s` }]);
+    expect(await workerTransaction(em, worker, (tx) => queryRows(tx, setting))).toEqual([{ v: `${(4 * STATEMENT_BOUND_MS) / 1000}s` }]);
+    // Longer than the API's bound, within the worker's: it completes.
+    await workerTransaction(em, worker, (tx) => queryRows(tx, 'select pg_sleep(?)', [(STATEMENT_BOUND_MS * 1.5) / 1000]));
   });
 });
 

@@ -155,7 +155,7 @@ describe('egress proxy (WEBHOOK_PROXY_URL)', () => {
       allowHttp: true,
       allowPrivateNetworks: true,
       allowedPorts: [[1, 65535]],
-      proxyUrl: t.config.webhook.proxyUrl,
+      proxyUrl: t.config.egress.proxyUrl,
     });
     try {
       expect(await client.fetchText(`http://127.0.0.1:${portOf(metadata)}/1.json`)).toBe('{"name":"Token #1"}');

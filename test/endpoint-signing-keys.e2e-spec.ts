@@ -1,7 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { createPublicKey, KeyObject, verify } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { openSecret } from '../src/modules/webhook-config/secret-box';
+import { openSecret } from '../src/common/crypto/secret-box';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
 import { ReceivedWebhook, TestReceiver } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';

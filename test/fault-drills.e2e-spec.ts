@@ -4,7 +4,7 @@ import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { databaseName } from '../src/database/database-url';
+import { databaseName } from './support/database-admin';
 import { WEBHOOK_QUEUE } from '../src/modules/webhooks/engine/webhook-jobs';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { sql } from './support/nft';

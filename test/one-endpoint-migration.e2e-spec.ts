@@ -1,6 +1,6 @@
 import { loadConfig } from '../src/config/app-config';
 import { DeliveryTargetReader } from '../src/modules/webhook-config/delivery-target.reader';
-import { sealSecret } from '../src/modules/webhook-config/secret-box';
+import { sealSecret } from '../src/common/crypto/secret-box';
 import { bearer, createApiKey } from './support/factories';
 import { upgradeDatabase } from './support/isolated-database';
 import { createTestApp, testEnv } from './support/test-app';

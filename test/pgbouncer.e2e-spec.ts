@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { databaseName } from '../src/database/database-url';
+import { databaseName } from './support/database-admin';
 import { bearer, createOrganization, expectProblem } from './support/factories';
 import { TestPgBouncer } from './support/pgbouncer';
 import { TestReceiver, waitUntil } from './support/receiver';

@@ -6,7 +6,7 @@ import type { Server as HttpsServer } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSecret } from '../src/modules/webhook-config/secret-box';
+import { openSecret } from '../src/common/crypto/secret-box';
 import { listenMutualTls, makePki } from './support/pki';
 import { bearer, createApiKey, createOrganization } from './support/factories';
 import { newAddress, nftApi } from './support/nft';

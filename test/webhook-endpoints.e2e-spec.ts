@@ -1,5 +1,5 @@
 import { getAddress } from 'viem';
-import { openSecret } from '../src/modules/webhook-config/secret-box';
+import { openSecret } from '../src/common/crypto/secret-box';
 import { WebhookEndpointsService } from '../src/modules/webhook-config/webhook-endpoints.service';
 import { bearer, createApiKey, expectProblem } from './support/factories';
 import { newAddress, sql, UNKNOWN_ID, UTC_TIMESTAMP } from './support/nft';

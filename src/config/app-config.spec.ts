@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig as load } from './app-config';
+import { loadConfig as load } from './app-config';
+import { ConfigError } from './variables';
 import { parseDurationList } from './duration';
 
 /** Development unless a case names NODE_ENV: the variable itself is required (tested below). */
@@ -29,8 +30,8 @@ describe('loadConfig', () => {
     expect(config.apiKeysPerOrganization).toBe(100);
     expect(config.webhook.retryScheduleMs).toEqual([5000, 30000, 120000, 600000, 1800000, 3600000, 10800000, 21600000, 43200000, 86400000]);
     expect(config.webhook.timeoutMs).toBe(3000);
-    expect(config.webhook.allowHttp).toBe(true);
-    expect(config.webhook.allowPrivateNetworks).toBe(true);
+    expect(config.egress.allowHttp).toBe(true);
+    expect(config.egress.allowPrivateNetworks).toBe(true);
     expect(config.jsonMaxDepth).toBe(32);
     expect(config.rateLimit).toEqual({
       perKey: 6000,
@@ -55,8 +56,8 @@ describe('loadConfig', () => {
     const key = Buffer.alloc(32, 7).toString('base64');
     const config = loadConfig({ ...PRODUCTION, SECRETS_ENCRYPTION_KEY: key });
     expect(config.migrateOnStart).toBe(false);
-    expect(config.webhook.allowHttp).toBe(false);
-    expect(config.webhook.allowPrivateNetworks).toBe(false);
+    expect(config.egress.allowHttp).toBe(false);
+    expect(config.egress.allowPrivateNetworks).toBe(false);
     expect(config.secretsEncryptionKey.sealing.key.equals(Buffer.alloc(32, 7))).toBe(true);
     expect(config.relaxedDefaults).toEqual([]);
   });
@@ -103,11 +104,6 @@ describe('loadConfig', () => {
   ])('stops with a message naming %s when it is %p', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
-  });
-
-  it('sends outbound requests directly unless WEBHOOK_PROXY_URL names an http proxy', () => {
-    expect(loadConfig({}).webhook.proxyUrl).toBeNull();
-    expect(loadConfig({ WEBHOOK_PROXY_URL: 'http://egress.internal:3128' }).webhook.proxyUrl).toBe('http://egress.internal:3128/');
   });
 
   it('runs on one Redis server unless REDIS_CLUSTER_NODES lists the nodes of a cluster', () => {
@@ -266,36 +262,9 @@ describe('loadConfig', () => {
     });
   });
 
-  it('reads an ordered keyring: the first key seals, all open; the single key is a one-key ring', () => {
-    const a = Buffer.alloc(32, 1);
-    const b = Buffer.alloc(32, 2);
-    const ring = loadConfig({ SECRETS_ENCRYPTION_KEYS: `b:${b.toString('base64')}, a:${a.toString('base64')}` }).secretsEncryptionKey;
-    expect(ring.sealing.id).toBe('b');
-    expect(ring.keys.map((k) => k.id)).toEqual(['b', 'a']);
-    expect(ring.keys[1].key.equals(a)).toBe(true);
-    const single = loadConfig({ SECRETS_ENCRYPTION_KEY: a.toString('base64') }).secretsEncryptionKey;
-    expect(single.keys).toEqual([{ id: 'default', key: a }]);
-    expect(() =>
-      loadConfig({ SECRETS_ENCRYPTION_KEY: a.toString('base64'), SECRETS_ENCRYPTION_KEYS: `a:${a.toString('base64')}` }),
-    ).toThrow(/both set/);
-  });
-
   it('reads TRUST_PROXY: none, or addresses, ranges and the named ranges', () => {
     expect(loadConfig({ TRUST_PROXY: 'none' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '127.0.0.2, 10.0.0.0/8,loopback' }).trustProxy).toBe('127.0.0.2, 10.0.0.0/8, loopback');
-  });
-
-  it('reads WEBHOOK_ALLOWED_PORTS, defaulting to 443 (80 with http) and 1024-65535 minus internal ports', () => {
-    expect(loadConfig({ WEBHOOK_ALLOWED_PORTS: '443,8000-8999' }).webhook.allowedPorts).toEqual([
-      [443, 443],
-      [8000, 8999],
-    ]);
-    const strict = loadConfig({ ...PRODUCTION, SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') }).webhook.allowedPorts;
-    expect(strict[0]).toEqual([443, 443]);
-    expect(loadConfig({}).webhook.allowedPorts.slice(0, 2)).toEqual([
-      [80, 80],
-      [443, 443],
-    ]);
   });
 
   it('gives an organization half the webhook slots of a worker by default, at least one', () => {
@@ -308,75 +277,6 @@ describe('loadConfig', () => {
 
   it('honours a custom retry schedule', () => {
     expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '200ms, 1s,5s' }).webhook.retryScheduleMs).toEqual([200, 1000, 5000]);
-  });
-  it('follows no chain by default, with the chain defaults', () => {
-    expect(loadConfig({}).chain).toEqual({
-      rpcUrls: [],
-      confirmations: 12,
-      startBlock: null,
-      pollIntervalMs: 2000,
-      maxBlockRange: 1000,
-      ipfsGatewayUrl: 'https://ipfs.io/ipfs/',
-      metadataTimeoutMs: 5000,
-      metadataMaxBytes: 262144,
-    });
-  });
-
-  it('reads CHAIN_RPC_URLS and the chain settings, and ROLE=indexer', () => {
-    const config = loadConfig({
-      ROLE: 'indexer',
-      CHAIN_RPC_URLS: '1=https://eth.example/v2/key, 31337=http://127.0.0.1:8545,137=wss://poly.example/ws',
-      CHAIN_CONFIRMATIONS: '0',
-      CHAIN_START_BLOCK: '19000000',
-      CHAIN_POLL_INTERVAL_MS: '250',
-      CHAIN_MAX_BLOCK_RANGE: '50',
-      IPFS_GATEWAY_URL: 'http://127.0.0.1:8080/ipfs/',
-    });
-    expect(config.role).toBe('indexer');
-    expect(config.chain.rpcUrls).toEqual([
-      { chainId: 1, url: 'https://eth.example/v2/key' },
-      { chainId: 31337, url: 'http://127.0.0.1:8545' },
-      { chainId: 137, url: 'wss://poly.example/ws' },
-    ]);
-    expect(config.chain).toMatchObject({
-      confirmations: 0,
-      startBlock: 19_000_000,
-      pollIntervalMs: 250,
-      maxBlockRange: 50,
-      ipfsGatewayUrl: 'http://127.0.0.1:8080/ipfs/',
-    });
-  });
-
-  it.each([
-    ['1=ftp://provider.test', /CHAIN_RPC_URLS entry 1 \(chain 1\) must have an http, https, ws or wss JSON-RPC URL/],
-    ['1=https://a.test,mainnet=https://b.test', /CHAIN_RPC_URLS entry 2 must be <chainId>=<url> .*\(got "mainnet" as chain id\)/],
-    ['https://user:secret@provider.test', /CHAIN_RPC_URLS entry 1 must be <chainId>=<url>/],
-    ['0=http://provider.test', /CHAIN_RPC_URLS entry 1 must be <chainId>=<url>/],
-    ['5=not a url', /CHAIN_RPC_URLS entry 1 \(chain 5\)/],
-    ['1=http://a.test,1=http://b.test', /CHAIN_RPC_URLS names chain 1 twice/],
-  ])('stops at a malformed CHAIN_RPC_URLS %s, naming the entry and never echoing a URL', (value, message) => {
-    let error: unknown = null;
-    try {
-      loadConfig({ CHAIN_RPC_URLS: value });
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as Error).message).toMatch(message);
-    expect((error as Error).message).not.toContain('secret');
-    expect((error as Error).message).not.toContain('.test');
-  });
-
-  it.each([
-    ['CHAIN_CONFIRMATIONS', '-1'],
-    ['CHAIN_CONFIRMATIONS', 'twelve'],
-    ['CHAIN_START_BLOCK', '-5'],
-    ['CHAIN_START_BLOCK', 'latest'],
-    ['CHAIN_POLL_INTERVAL_MS', '0'],
-    ['CHAIN_MAX_BLOCK_RANGE', '0'],
-    ['IPFS_GATEWAY_URL', 'ipfs://gateway'],
-  ])('stops at a bad %s=%s, naming the variable', (name, value) => {
-    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });
 });
 

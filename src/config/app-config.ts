@@ -1,8 +1,12 @@
-import { isAbsolute, normalize } from 'node:path';
 import { z } from 'zod';
+import { ChainConfig, chainConfig, chainVariables } from './chain-config';
 import { parseDuration, parseDurationList } from './duration';
-import { defaultWebhookPorts, parsePortList, PortRange } from '../common/net/url-policy';
+import { EgressConfig, egressConfig, egressVariables } from './egress-config';
+import { MediaConfig, mediaConfig, mediaVariables } from './media-config';
+import { secretKeyring, SecretKeyring, secretsVariables } from './secrets-config';
+import { TracingConfig, tracingConfig, tracingVariables } from './tracing-config';
 import { parseTrustProxy } from './trust-proxy';
+import { bool, ConfigError, duration, Env, int, oneOf, protocolOf, rule, secret, text, url, variable, key32 } from './variables';
 
 /**
  * What a process runs: `api` the HTTP API, `worker` webhook delivery and upkeep, `indexer` only
@@ -16,21 +20,9 @@ export const servesApi = (config: Pick<AppConfig, 'role'>): boolean => config.ro
 export const runsWorker = (config: Pick<AppConfig, 'role'>): boolean => config.role === 'worker' || config.role === 'all';
 /** The chain followers and the token metadata worker. */
 export const runsFollowers = (config: Pick<AppConfig, 'role'>): boolean => config.role === 'indexer' || config.role === 'all';
-export const PROCESS_ROLES: readonly ProcessRole[] = ['api', 'worker', 'indexer', 'all'];
+const PROCESS_ROLES: readonly ProcessRole[] = ['api', 'worker', 'indexer', 'all'];
 export type NodeEnv = 'development' | 'test' | 'production';
-export const NODE_ENVS: readonly NodeEnv[] = ['development', 'test', 'production'];
-
-/** One encryption key of the keyring, named so that a sealed value can say which key sealed it. */
-export interface SecretKey {
-  readonly id: string;
-  readonly key: Buffer;
-}
-
-/** Keys for secrets at rest: the first seals, every one opens (so keys can be rotated). */
-export interface SecretKeyring {
-  readonly sealing: SecretKey;
-  readonly keys: readonly SecretKey[];
-}
+const NODE_ENVS: readonly NodeEnv[] = ['development', 'test', 'production'];
 
 /**
  * The whole configuration, validated once at start-up. Nothing outside src/config reads
@@ -109,18 +101,11 @@ export abstract class AppConfig {
     readonly purgeBatchSize: number;
   };
   abstract readonly whitelistMaxContracts: number;
+  /** Where outbound requests may go, and through what (WEBHOOK_ALLOW_HTTP, ..., WEBHOOK_PROXY_URL): webhooks and token metadata alike. */
+  abstract readonly egress: EgressConfig;
   abstract readonly webhook: {
-    /**
-     * WEBHOOK_PROXY_URL: every outbound request (webhooks, OAuth2 tokens, token metadata) goes
-     * through this HTTP proxy, CONNECT for every destination; null connects directly.
-     */
-    readonly proxyUrl: string | null;
     readonly retryScheduleMs: readonly number[];
     readonly timeoutMs: number;
-    readonly allowHttp: boolean;
-    readonly allowPrivateNetworks: boolean;
-    /** Destination ports a webhook URL may use (inclusive ranges). */
-    readonly allowedPorts: readonly PortRange[];
     readonly concurrency: number;
     readonly perReceiverConcurrency: number;
     /** Attempts in flight per organization and worker, so one organization never delays another's webhooks. */
@@ -147,114 +132,19 @@ export abstract class AppConfig {
     readonly port: number | null;
     readonly host: string;
   };
-  /** Following EVM chains (README.md "Following a chain"); no rpcUrls = no chain followed. */
-  abstract readonly chain: {
-    /** CHAIN_RPC_URLS `1=https://..,31337=http://..`: one entry per chain, ids unique. */
-    readonly rpcUrls: readonly ChainRpc[];
-    /** A block is applied once this many blocks sit on top of it (0 = at once). */
-    readonly confirmations: number;
-    /** First block followed on a chain's first start; null = the head at that moment. */
-    readonly startBlock: number | null;
-    readonly pollIntervalMs: number;
-    /** Blocks per eth_getLogs; halved automatically while a node refuses a range. */
-    readonly maxBlockRange: number;
-    readonly ipfsGatewayUrl: string;
-    readonly metadataTimeoutMs: number;
-    readonly metadataMaxBytes: number;
-  };
+  abstract readonly chain: ChainConfig;
   /** Token images and their thumbnails (README.md "Images"). */
-  abstract readonly media: {
-    /** MEDIA_SIGNING_KEY: signs thumbnail links (HMAC-SHA256), 32 bytes. */
-    readonly signingKey: Buffer;
-    /** MEDIA_STORAGE: thumbnails in PostgreSQL, or in this absolute directory (created if missing). */
-    readonly storage: { readonly kind: 'postgres' } | { readonly kind: 'directory'; readonly path: string };
-  };
+  abstract readonly media: MediaConfig;
+  /** OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT); null when off. */
+  abstract readonly tracing: TracingConfig | null;
 }
 
-/** One followed EVM chain: the id its node must report and the node's JSON-RPC URL. */
-export interface ChainRpc {
-  readonly chainId: number;
-  readonly url: string;
-}
-
-export class ConfigError extends Error {}
-
-/** Fixed key so a development machine runs without set-up; refused when NODE_ENV=production. */
-const DEVELOPMENT_ENCRYPTION_KEY = Buffer.alloc(32, 'nft-wallet-development-key-32byt');
-/** Signs thumbnail links outside production; published here, so production refuses it. */
-const DEVELOPMENT_MEDIA_SIGNING_KEY = Buffer.alloc(32, 'nft-wallet-development-media-key');
-const DEVELOPMENT_KEY_ID = 'dev';
-const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 const DEFAULT_RETRY_SCHEDULE = '5s,30s,2m,10m,30m,1h,3h,6h,12h,24h';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-const BOOLEANS = new Map(Object.entries({ true: true, 1: true, yes: true, on: true, false: false, 0: false, no: false, off: false }));
-
-type Env = Record<string, string | undefined>;
-type Fail = (message: string) => null;
-
-/**
- * One environment variable: unset or blank takes `fallback`; otherwise `read` returns its value,
- * or calls `fail` (the message is prefixed with the variable's name) and returns null.
- */
-const variable = <T>(fallback: T, read: (text: string, fail: Fail) => T | null) =>
-  z
-    .string()
-    .optional()
-    .transform((raw, ctx): T => {
-      const text = raw?.trim() ?? '';
-      if (text === '') return fallback;
-      const fail: Fail = (message) => (ctx.addIssue({ code: z.ZodIssueCode.custom, message }), null);
-      return read(text, fail) ?? z.NEVER;
-    });
-/** A variable with one rule, said as `must be <rule>`; the value is echoed unless it may be a secret. */
-const rule = <T>(fallback: T, must: string, read: (text: string) => T | null, echo = true) =>
-  variable(fallback, (text, fail) => read(text) ?? fail(`must be ${must}${echo ? ` (got "${text}")` : ''}`));
-
-const text = (fallback: string) => variable(fallback, (t) => t);
-const int = <F extends number | null>(fallback: F, min: number, max: number) =>
-  rule<number | F>(fallback, `an integer between ${min} and ${max}`, (t) => {
-    const n = Number(t);
-    return Number.isInteger(n) && n >= min && n <= max ? n : null;
-  });
-const bool = (fallback: boolean) => rule(fallback, 'true or false', (t) => BOOLEANS.get(t.toLowerCase()) ?? null);
-const duration = (fallback: number) =>
-  rule(fallback, 'a duration such as 500ms, 5s, 2m, 1h or 30d', (t) => {
-    const ms = parseDuration(t) ?? (/^\d+$/.test(t) ? Number(t) : null);
-    return ms !== null && ms > 0 ? ms : null;
-  });
-const oneOf = <V extends string>(fallback: V, values: readonly V[], must: string) =>
-  rule<V>(fallback, must, (t) => ((values as readonly string[]).includes(t) ? (t as V) : null));
-const url = <F extends string | null>(fallback: F, protocols: string[]) =>
-  rule<string | F>(fallback, `a ${protocols.join(' or ')} URL`, (t) => (protocols.includes(protocolOf(t)) ? t : null), false);
-const secret = rule<string | null>(null, 'at least 16 characters', (t) => (t.length >= 16 ? t : null), false);
-
-/** An http proxy's URL without path, query or fragment (credentials allowed: Proxy-Authorization). */
-function parseProxyUrl(text: string): string | null {
-  if (!URL.canParse(text)) return null;
-  const parsed = new URL(text);
-  if (parsed.protocol !== 'http:' || parsed.hostname === '') return null;
-  if ((parsed.pathname !== '/' && parsed.pathname !== '') || parsed.search !== '' || parsed.hash !== '') return null;
-  return parsed.toString();
-}
-
-/** The URL's scheme with its colon, or '' when it is not a URL (URL.parse needs Node 20.18). */
-const protocolOf = (text: string): string => (URL.canParse(text) ? new URL(text).protocol : '');
-
-/** 32 bytes in canonical base64 (Buffer.from alone skips characters it does not know). */
-function key32(text: string): Buffer | null {
-  const decoded = Buffer.from(text, 'base64');
-  return decoded.length === 32 && decoded.toString('base64').replace(/=+$/, '') === text.replace(/=+$/, '') ? decoded : null;
-}
 
 /** Every variable read, with its default, range and message; production tightens the defaults. */
-const envSchema = (production: boolean) => {
-  // The development key is published in this repository: production refuses it anywhere.
-  const sealingKey = (t: string, fail: Fail) => {
-    const key = key32(t);
-    if (!key) return fail('must hold keys of 32 bytes encoded in base64');
-    return production && key.equals(DEVELOPMENT_ENCRYPTION_KEY) ? fail('must not use the development key when NODE_ENV=production') : key;
-  };
-  return z.object({
+const envSchema = (production: boolean) =>
+  z.object({
     PORT: int(3000, 0, 65535),
     SHUTDOWN_GRACE: duration(25_000),
     ROLE: oneOf<ProcessRole>('all', PROCESS_ROLES, 'api, worker, indexer or all'),
@@ -292,21 +182,7 @@ const envSchema = (production: boolean) => {
       false,
     ),
     OPERATOR_API_KEY: secret,
-    SECRETS_ENCRYPTION_KEY: variable<Buffer | null>(null, sealingKey),
-    // `id:base64key,...`: the first seals, every one opens.
-    SECRETS_ENCRYPTION_KEYS: variable<SecretKey[] | null>(null, (t, fail) => {
-      const keys: SecretKey[] = [];
-      for (const entry of t.split(',').map((e) => e.trim())) {
-        const colon = entry.indexOf(':');
-        const id = colon > 0 ? entry.slice(0, colon) : '';
-        if (!KEY_ID.test(id)) return fail('must be a comma-separated list of id:base64key (ids of 1-32 letters, digits, _ or -)');
-        if (keys.some((k) => k.id === id)) return fail(`names the key id "${id}" twice`);
-        const key = sealingKey(entry.slice(colon + 1), fail);
-        if (!key) return null;
-        keys.push({ id, key });
-      }
-      return keys;
-    }),
+    ...secretsVariables(production),
     TRUST_PROXY: rule<string | false>(
       'loopback',
       'none, or comma-separated addresses, CIDR ranges, loopback, linklocal or uniquelocal',
@@ -333,12 +209,7 @@ const envSchema = (production: boolean) => {
       parseDurationList,
     ),
     WEBHOOK_TIMEOUT_MS: int(3000, 100, 60_000),
-    WEBHOOK_ALLOW_HTTP: bool(!production),
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool(!production),
-    // Unset: the default for WEBHOOK_ALLOW_HTTP (defaultWebhookPorts).
-    WEBHOOK_ALLOWED_PORTS: rule<PortRange[] | null>(null, 'comma-separated ports or ranges such as 443,8443,9000-9100', parsePortList),
-    // Unset: outbound requests connect directly.
-    WEBHOOK_PROXY_URL: rule<string | null>(null, 'an http:// proxy URL (scheme, host and port; no path)', parseProxyUrl, false),
+    ...egressVariables(production),
     WEBHOOK_CONCURRENCY: int(50, 1, 1000),
     WEBHOOK_PER_RECEIVER_CONCURRENCY: int(10, 1, 1000),
     // Unset: half of WEBHOOK_CONCURRENCY.
@@ -359,26 +230,10 @@ const envSchema = (production: boolean) => {
     METRICS_TOKEN: secret,
     METRICS_PORT: int(null, 1, 65535),
     METRICS_HOST: text('127.0.0.1'),
-    CHAIN_RPC_URLS: variable<ChainRpc[]>([], parseChainRpcUrls),
-    CHAIN_CONFIRMATIONS: int(12, 0, 10_000),
-    CHAIN_START_BLOCK: rule<number | null>(null, 'a block number (an integer of 0 or more)', (t) =>
-      /^\d{1,15}$/.test(t) ? Number(t) : null,
-    ),
-    CHAIN_POLL_INTERVAL_MS: int(2000, 10, 3_600_000),
-    CHAIN_MAX_BLOCK_RANGE: int(1000, 1, 1_000_000),
-    IPFS_GATEWAY_URL: url('https://ipfs.io/ipfs/', ['http:', 'https:']),
-    METADATA_TIMEOUT_MS: int(5000, 100, 60_000),
-    METADATA_MAX_BYTES: int(256 * 1024, 1024, 10 * 1024 * 1024),
-    MEDIA_SIGNING_KEY: variable<Buffer | null>(null, (t, fail) => {
-      const key = key32(t);
-      if (!key) return fail('must be 32 bytes encoded in base64');
-      return production && key.equals(DEVELOPMENT_MEDIA_SIGNING_KEY)
-        ? fail('must not use the development key when NODE_ENV=production')
-        : key;
-    }),
-    MEDIA_STORAGE: rule<AppConfig['media']['storage']>({ kind: 'postgres' }, 'postgres or an absolute directory path', parseMediaStorage),
+    ...chainVariables,
+    ...mediaVariables(production),
+    ...tracingVariables,
   });
-};
 
 /**
  * Settings production refuses to run without (`required`), and the relaxed default a development
@@ -433,11 +288,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (errors.length > 0 || !parsed.success) throw new ConfigError(`Invalid configuration:\n  - ${errors.join('\n  - ')}`);
 
   const e = parsed.data;
-  const keys =
-    e.SECRETS_ENCRYPTION_KEYS ??
-    (e.SECRETS_ENCRYPTION_KEY
-      ? [{ id: 'default', key: e.SECRETS_ENCRYPTION_KEY }]
-      : [{ id: DEVELOPMENT_KEY_ID, key: DEVELOPMENT_ENCRYPTION_KEY }]);
   return {
     nodeEnv: nodeEnv as NodeEnv,
     production,
@@ -458,7 +308,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisClusterNodes: e.REDIS_CLUSTER_NODES,
     queuePrefix: e.QUEUE_PREFIX,
     operatorApiKey: e.OPERATOR_API_KEY,
-    secretsEncryptionKey: { sealing: keys[0], keys },
+    secretsEncryptionKey: secretKeyring(e),
     relaxedDefaults: production ? [] : relaxed.map((guard) => guard.relaxed),
     trustProxy: e.TRUST_PROXY,
     apiKeysPerOrganization: e.API_KEYS_PER_ORGANIZATION,
@@ -477,13 +327,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     apiKeyCacheTtlMs: e.API_KEY_CACHE_TTL_MS,
     maintenance: { idempotencyPurgeIntervalMs: e.IDEMPOTENCY_PURGE_INTERVAL, purgeBatchSize: e.PURGE_BATCH_SIZE },
     whitelistMaxContracts: e.WHITELIST_MAX_CONTRACTS,
+    egress: egressConfig(e),
     webhook: {
-      proxyUrl: e.WEBHOOK_PROXY_URL,
       retryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
-      allowHttp: e.WEBHOOK_ALLOW_HTTP,
-      allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-      allowedPorts: e.WEBHOOK_ALLOWED_PORTS ?? defaultWebhookPorts(e.WEBHOOK_ALLOW_HTTP),
       concurrency: e.WEBHOOK_CONCURRENCY,
       perReceiverConcurrency: e.WEBHOOK_PER_RECEIVER_CONCURRENCY,
       // Half a worker's slots by default: an organization whose endpoints are all slow leaves the
@@ -498,62 +345,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     audit: { retentionMs: e.AUDIT_RETENTION, pruneIntervalMs: e.AUDIT_PRUNE_INTERVAL, chainKey: e.AUDIT_CHAIN_KEY },
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
-    chain: {
-      rpcUrls: e.CHAIN_RPC_URLS,
-      confirmations: e.CHAIN_CONFIRMATIONS,
-      startBlock: e.CHAIN_START_BLOCK,
-      pollIntervalMs: e.CHAIN_POLL_INTERVAL_MS,
-      maxBlockRange: e.CHAIN_MAX_BLOCK_RANGE,
-      ipfsGatewayUrl: e.IPFS_GATEWAY_URL,
-      metadataTimeoutMs: e.METADATA_TIMEOUT_MS,
-      metadataMaxBytes: e.METADATA_MAX_BYTES,
-    },
-    media: { signingKey: e.MEDIA_SIGNING_KEY ?? DEVELOPMENT_MEDIA_SIGNING_KEY, storage: e.MEDIA_STORAGE },
+    chain: chainConfig(e),
+    media: mediaConfig(e),
+    tracing: tracingConfig(e),
   };
-}
-
-/**
- * MEDIA_STORAGE: `postgres`, or an absolute directory path (normalised, without a trailing slash).
- * A relative path would depend on the directory the process happens to start in.
- */
-function parseMediaStorage(text: string): AppConfig['media']['storage'] | null {
-  if (text === 'postgres') return { kind: 'postgres' };
-  // eslint-disable-next-line no-control-regex -- a path with control characters is refused
-  if (!isAbsolute(text) || /[\u0000-\u001f]/.test(text)) return null;
-  const path = normalize(text);
-  return { kind: 'directory', path: path.length > 1 ? path.replace(/\/+$/, '') : path };
-}
-
-const CHAIN_RPC_PROTOCOLS = ['http:', 'https:', 'ws:', 'wss:'];
-
-/**
- * CHAIN_RPC_URLS: comma-separated `<chainId>=<http(s) or ws(s) URL>`. Each bad entry is named
- * (without its URL's credentials: node URLs often carry an API key in the path or userinfo).
- */
-function parseChainRpcUrls(text: string, fail: Fail): ChainRpc[] | null {
-  const chains: ChainRpc[] = [];
-  let failed = false;
-  text
-    .split(',')
-    .map((e) => e.trim())
-    .forEach((entry, index) => {
-      const eq = entry.indexOf('=');
-      const idText = eq > 0 ? entry.slice(0, eq).trim() : '';
-      const urlText = eq > 0 ? entry.slice(eq + 1).trim() : '';
-      const chainId = Number(idText);
-      if (eq <= 0 || !/^\d{1,15}$/.test(idText) || chainId < 1) {
-        // The entry itself is not echoed: without its "=" it may be a URL holding an API key.
-        const got = idText !== '' && !idText.includes('/') ? ` (got "${idText}" as chain id)` : '';
-        failed = !fail(
-          `entry ${index + 1} must be <chainId>=<url> with a positive integer chain id, e.g. 1=https://node.example/rpc${got}`,
-        );
-      } else if (!CHAIN_RPC_PROTOCOLS.includes(protocolOf(urlText))) {
-        failed = !fail(`entry ${index + 1} (chain ${chainId}) must have an http, https, ws or wss JSON-RPC URL after "="`);
-      } else if (chains.some((c) => c.chainId === chainId)) {
-        failed = !fail(`names chain ${chainId} twice`);
-      } else {
-        chains.push({ chainId, url: urlText });
-      }
-    });
-  return failed ? null : chains;
 }

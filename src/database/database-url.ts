@@ -1,10 +1,10 @@
 import { Client } from 'pg';
 
-export function databaseName(databaseUrl: string): string {
+function databaseName(databaseUrl: string): string {
   return decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, '')) || 'postgres';
 }
 
-/** A connection to the server's `postgres` database, for creating and dropping the one in the URL. */
+/** A connection to the server's `postgres` database, for creating the one in the URL. */
 async function adminClient(databaseUrl: string): Promise<Client> {
   const adminUrl = new URL(databaseUrl);
   adminUrl.pathname = '/postgres';
@@ -27,16 +27,6 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
         if ((error as { code?: string }).code !== '42P04') throw error;
       }
     }
-  } finally {
-    await client.end();
-  }
-}
-
-/** Drops the database named in the URL, whoever is still connected to it (test and bench databases). */
-export async function dropDatabase(databaseUrl: string): Promise<void> {
-  const client = await adminClient(databaseUrl);
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${databaseName(databaseUrl).replace(/"/g, '""')}" WITH (FORCE)`);
   } finally {
     await client.end();
   }

@@ -33,6 +33,33 @@ export class DirectSessions implements OnApplicationShutdown {
     return this.pool.connect();
   }
 
+  /**
+   * Runs `work` while holding PostgreSQL advisory lock `key` (one of LOCK_KEYS), if no other
+   * session of the deployment holds it; null (and `work` not run) when one does. The lock is a
+   * session lock on a session of its own, held for the whole of `work` (which may run any number
+   * of transactions, so a transaction-scoped lock would not do); a process that dies releases it
+   * with its connection, and a session whose unlock failed is closed, which releases it too. The
+   * session is pg's own, not knex's, so its two statements take pg's `$1` placeholders.
+   */
+  async withAdvisoryLock<T>(key: number, work: () => Promise<T>): Promise<T | null> {
+    const session = await this.connect();
+    let broken: Error | undefined;
+    try {
+      const got = await session.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [key]);
+      if (!got.rows[0].locked) return null;
+      try {
+        return await work();
+      } finally {
+        await session.query('select pg_advisory_unlock($1)', [key]).catch((error: Error) => (broken = error));
+      }
+    } catch (error) {
+      broken ??= error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      session.release(broken);
+    }
+  }
+
   async onApplicationShutdown(): Promise<void> {
     await this.pool.end();
   }

@@ -3,10 +3,9 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import type { AppConfig } from '../config/app-config';
 import { ensureDatabase } from './database-url';
-import { buildOrmOptions } from './mikro-orm.options';
+import { LOCK_KEYS } from './lock-keys';
+import { buildOrmOptions, OrmModel } from './mikro-orm.options';
 
-/** Any fixed number: every instance of the service takes the same lock before migrating. */
-const MIGRATION_LOCK = 7_341_002;
 /**
  * How long an instance waits for another one's migrations before giving up. Generous, since a
  * migration may rewrite a large table, but finite: a lock held by a stuck session must not keep
@@ -26,7 +25,7 @@ export async function runMigrations(orm: AnyMikroORM, databaseUrl: string): Prom
   try {
     await lock.query(`SET lock_timeout = '${MIGRATION_LOCK_WAIT}'`);
     try {
-      await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      await lock.query('SELECT pg_advisory_lock($1)', [LOCK_KEYS.migrations]);
     } catch (error) {
       if ((error as { code?: string }).code === '55P03') {
         throw new Error(`another instance held the migration lock for ${MIGRATION_LOCK_WAIT}; its migrations may be stuck`);
@@ -35,7 +34,7 @@ export async function runMigrations(orm: AnyMikroORM, databaseUrl: string): Prom
     }
     await orm.getMigrator().up();
   } finally {
-    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await lock.query('SELECT pg_advisory_unlock($1)', [LOCK_KEYS.migrations]).catch(() => undefined);
     await lock.end();
   }
 }
@@ -43,11 +42,12 @@ export async function runMigrations(orm: AnyMikroORM, databaseUrl: string): Prom
 /**
  * Creates the database when missing and migrates it with an ORM of its own over the direct
  * connection: the service's pool bounds every statement to a few seconds, and a migration may
- * rightly take longer (and may hold a session setting or run DDL a pooler would split up).
+ * rightly take longer (and may hold a session setting or run DDL a pooler would split up). The
+ * extension modules' migrations come in `model` (src/orm-model.ts).
  */
-export async function migrateDatabase(config: AppConfig): Promise<void> {
+export async function migrateDatabase(config: AppConfig, model: Pick<OrmModel, 'migrations'>): Promise<void> {
   await ensureDatabase(config.databaseDirectUrl);
-  const orm = await MikroORM.init(buildOrmOptions({ ...config, databaseUrl: config.databaseDirectUrl }));
+  const orm = await MikroORM.init(buildOrmOptions({ ...config, databaseUrl: config.databaseDirectUrl }, { migrations: model.migrations }));
   try {
     await runMigrations(orm, config.databaseDirectUrl);
   } finally {

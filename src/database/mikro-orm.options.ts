@@ -1,12 +1,20 @@
 import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, PostgreSqlDriver } from '@mikro-orm/postgresql';
-import type { Options } from '@mikro-orm/core';
+import type { EntityClass, MigrationObject, Options } from '@mikro-orm/core';
 import type { Client } from 'pg';
 import { MIGRATIONS } from '../../migrations';
 import { AppConfig, servesApi } from '../config/app-config';
-import { extensionEntities, extensionMigrations } from '../extensions/registry';
-import { ENTITIES } from './entities';
 import { boundStatements } from './statement-bounds';
+
+/**
+ * What the ORM maps, and the migrations it applies after the built-in ones: given by the
+ * application (src/orm-model.ts), which knows its modules and extensions; this folder does not.
+ * A migration-only ORM needs no entities.
+ */
+export interface OrmModel {
+  entities?: readonly EntityClass<object>[];
+  migrations?: readonly MigrationObject[];
+}
 
 /**
  * How long a caller may wait on PostgreSQL. Absent for migrations, the CLI and tooling, which may
@@ -28,7 +36,11 @@ export function serviceBounds(config: Pick<AppConfig, 'role' | 'db'>): DatabaseB
   };
 }
 
-export function buildOrmOptions(config: Pick<AppConfig, 'databaseUrl' | 'dbPoolMax'>, bounds?: DatabaseBounds): Options<PostgreSqlDriver> {
+export function buildOrmOptions(
+  config: Pick<AppConfig, 'databaseUrl' | 'dbPoolMax'>,
+  model: OrmModel = {},
+  bounds?: DatabaseBounds,
+): Options<PostgreSqlDriver> {
   // Only start-up parameters PgBouncer accepts by default: it refuses statement_timeout and the
   // like, so the bounds travel with the statements instead (boundStatements).
   const connection: Record<string, unknown> = { application_name: 'nft-wallet' };
@@ -40,8 +52,9 @@ export function buildOrmOptions(config: Pick<AppConfig, 'databaseUrl' | 'dbPoolM
   };
   return defineConfig({
     clientUrl: config.databaseUrl,
-    // Built-in entities and migrations, then those extension modules registered for themselves.
-    entities: [...ENTITIES, ...extensionEntities()],
+    entities: [...(model.entities ?? [])],
+    // Running migrations needs no entity.
+    discovery: { warnWhenNoEntities: false },
     forceUtcTimezone: true,
     pool: {
       min: 0,
@@ -66,7 +79,7 @@ export function buildOrmOptions(config: Pick<AppConfig, 'databaseUrl' | 'dbPoolM
     // Migrations are listed in code so the compiled app and the test runner see the same set
     // without globbing .ts or .js files.
     migrations: {
-      migrationsList: [...MIGRATIONS, ...extensionMigrations()],
+      migrationsList: [...MIGRATIONS, ...(model.migrations ?? [])],
       path: 'dist/migrations',
       pathTs: 'migrations',
       transactional: true,

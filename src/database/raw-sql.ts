@@ -1,6 +1,5 @@
 import type { Knex } from '@mikro-orm/knex';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DirectSessions } from './direct-sessions';
 
 /**
  * The one place raw SQL runs. Every statement takes `?` placeholders whose values are sent as
@@ -63,29 +62,4 @@ export function outsideTransaction(em: EntityManager): Knex {
 /** Runs `work` in a Knex transaction of its own (outside the unit of work), committed when it resolves. */
 export function knexTransaction<T>(em: EntityManager, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   return em.getKnex().transaction(work);
-}
-
-/**
- * Runs `work` while this session holds PostgreSQL advisory lock `key` on a direct session of its
- * own (DirectSessions), kept for the whole of `work`; null (and `work` not run) when another
- * session holds it. A session whose unlock failed is closed, which releases the lock with it.
- * The session is pg's own, not knex's, so its two statements take pg's `$1` placeholders.
- */
-export async function withSessionAdvisoryLock<T>(sessions: DirectSessions, key: number, work: () => Promise<T>): Promise<T | null> {
-  const session = await sessions.connect();
-  let broken: Error | undefined;
-  try {
-    const got = await session.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [key]);
-    if (!got.rows[0].locked) return null;
-    try {
-      return await work();
-    } finally {
-      await session.query('select pg_advisory_unlock($1)', [key]).catch((error: Error) => (broken = error));
-    }
-  } catch (error) {
-    broken ??= error instanceof Error ? error : new Error(String(error));
-    throw error;
-  } finally {
-    session.release(broken);
-  }
 }

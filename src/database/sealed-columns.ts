@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { SecretKeyring } from '../config/app-config';
+import type { SecretKeyring } from '../config/secrets-config';
 import { outsideTransaction, queryRows } from './raw-sql';
-import { needsReseal, resealSecret, SecretBoxError } from '../modules/webhook-config/secret-box';
+import { needsReseal, resealSecret, SecretBoxError } from '../common/crypto/secret-box';
 
 /**
  * A column holding secrets sealed with the secret box. Its owning module lists it (one line per

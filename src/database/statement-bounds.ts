@@ -1,4 +1,7 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { Query, type Client, type QueryConfig } from 'pg';
+import type { AppConfig } from '../config/app-config';
+import { executeScript } from './raw-sql';
 
 /** The server-side bounds every statement of a service connection carries. */
 export interface StatementBounds {
@@ -112,7 +115,7 @@ class BoundedQuery extends BaseQuery {
 }
 
 /** The statement that sets the bounds for the current transaction only. */
-export function boundsSetting(bounds: StatementBounds): string {
+function boundsSetting(bounds: StatementBounds): string {
   const ms = (value: number) => `'${Math.max(0, Math.round(value))}ms'`;
   return (
     `select set_config('statement_timeout', ${ms(bounds.statementTimeoutMs)}, true), ` +
@@ -148,4 +151,21 @@ export function boundStatements(client: Client, bounds: StatementBounds): void {
     return query(new BoundedQuery(config as QueryConfig, values, setting, session));
   };
   (client as unknown as { query: typeof bounded }).query = bounded;
+}
+
+/**
+ * A transaction of background work (a chain step, a wallet replay's range) on a fork of `em`,
+ * whose statements are bounded by DB_WORKER_STATEMENT_TIMEOUT: in a process that also serves the
+ * API (ROLE=all) the pool's bound is the API's, too short for a step's set-based writes over a
+ * whole range, while a worker's statement must still never wait for ever.
+ */
+export function workerTransaction<T>(
+  em: EntityManager,
+  config: Pick<AppConfig, 'db'>,
+  work: (em: EntityManager) => Promise<T>,
+): Promise<T> {
+  return em.fork().transactional(async (tx) => {
+    await executeScript(tx, `set local statement_timeout = ${Math.round(config.db.workerStatementTimeoutMs)}`);
+    return work(tx);
+  });
 }

@@ -47,7 +47,7 @@ export async function makeDayPartitions(knex: Knex, table: string, first: Date, 
 }
 
 /** The names of `table`'s partitions (day partitions and the default one). */
-export async function partitionsOf(knex: Knex, table: string): Promise<string[]> {
+async function partitionsOf(knex: Knex, table: string): Promise<string[]> {
   const rows = await queryRows<{ name: string }>(
     knex,
     `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = ?::regclass`,

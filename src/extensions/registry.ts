@@ -67,11 +67,6 @@ export function registerExtension(definition: ExtensionDefinition): void {
   extensions.set(definition.name, definition);
 }
 
-/** The problem codes registered extensions declared, by code. */
-export function extensionErrorCodes(): Record<string, ErrorSpec> {
-  return Object.assign({}, ...[...extensions.values()].map((e) => e.errors ?? {})) as Record<string, ErrorSpec>;
-}
-
 export function extensionEntities(): EntityClass<object>[] {
   return [...extensions.values()].flatMap((e) => [...(e.entities ?? [])]);
 }

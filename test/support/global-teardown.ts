@@ -1,4 +1,4 @@
-import { dropDatabase } from '../../src/database/database-url';
+import { dropDatabase } from './database-admin';
 
 export default async function globalTeardown(): Promise<void> {
   const databaseUrl = process.env.TEST_DATABASE_URL;

@@ -1,6 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { loadConfig } from '../../src/config/app-config';
-import { dropDatabase, ensureDatabase } from '../../src/database/database-url';
+import { ensureDatabase } from '../../src/database/database-url';
+import { dropDatabase } from './database-admin';
 import { runMigrations } from '../../src/database/migrate';
 import { buildOrmOptions } from '../../src/database/mikro-orm.options';
 

@@ -19,11 +19,6 @@ export interface OperatorPrincipal {
 
 export type Principal = ApiKeyPrincipal | OperatorPrincipal;
 
-/** `admin` implies every other role: `read`, `write` and `auditor`. */
-export function hasRole(granted: readonly Role[], required: Role): boolean {
-  return granted.includes('admin') || granted.includes(required);
-}
-
 /**
  * The roles that open a route guarded by `required` for a request of `method`. An organization's
  * administration pages (`admin` routes) are readable by an `auditor`: every GET of them, and

@@ -7,7 +7,7 @@ import { isDomainError } from './domain-error';
 import { buildProblem, sendProblem, STATUS_CODE_NAMES } from './problem-details';
 
 /** Refused requests (401 and 403) by problem code. */
-export const authFailures = counter('auth_failures_total', 'Requests refused with 401 or 403, by problem code', ['code'] as const);
+const authFailures = counter('auth_failures_total', 'Requests refused with 401 or 403, by problem code', ['code'] as const);
 
 /** Characters of a presented API key logged with a refusal: the key's public prefix (`nftw_` and 8 more). */
 const LOGGED_PREFIX_LENGTH = 13;
@@ -169,7 +169,7 @@ const CONNECTION_ERROR_CODES = new Set([
   '25P03',
 ]);
 
-export function isDatabaseUnavailable(error: unknown): boolean {
+function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: string; name?: string; message?: string };
   if (e?.name === 'ConnectionException' || e?.name === 'KnexTimeoutError') return true;
   if (typeof e?.code === 'string' && CONNECTION_ERROR_CODES.has(e.code)) return true;

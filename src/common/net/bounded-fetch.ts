@@ -1,7 +1,8 @@
 import { Dispatcher } from 'undici';
 import { checkProxiedDestination, createEgressDispatcher } from './egress';
 import { classifyFetchFailure } from './fetch-failure';
-import { checkWebhookUrl, PortRange } from './url-policy';
+import type { PortRange } from '../../config/egress-config';
+import { checkWebhookUrl } from './url-policy';
 
 /**
  * How a bounded fetch failed: refused by the URL policy (`blocked`; the message is the policy's

@@ -2,12 +2,15 @@ import { withTimeout } from '../async/with-timeout';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import { isIP } from 'node:net';
+import type { AppConfig } from '../../config/app-config';
+import { defaultWebhookPorts, type PortRange } from '../../config/egress-config';
 
 /**
- * The one webhook URL policy (docs/ARCHITECTURE.md "The webhook URL policy"), shared by
- * webhook-config and webhooks. The configuration endpoint checks a URL with it when it is saved,
- * and the delivery code checks again at send time against the address it is about to connect to,
- * because what a hostname resolves to can change after it was saved.
+ * The one URL policy for outbound requests (docs/ARCHITECTURE.md "The webhook URL policy"), shared
+ * by webhook-config, webhooks and the token metadata fetcher. The configuration endpoint checks a
+ * URL with it when it is saved, and the sending code checks again at send time against the
+ * address it is about to connect to, because what a hostname resolves to can change after it was
+ * saved.
  */
 export interface WebhookUrlPolicy {
   /** Accept `http:` URLs; otherwise only `https:`. */
@@ -18,10 +21,22 @@ export interface WebhookUrlPolicy {
   allowedPorts?: readonly PortRange[];
 }
 
+/** The policy and the route out (the egress proxy, or none), as the deployment configured them. */
+export interface EgressPolicy extends WebhookUrlPolicy {
+  allowedPorts: readonly PortRange[];
+  proxyUrl: string | null;
+}
+
+/** The deployment's egress policy: what every outbound request (webhook, OAuth2 token, token metadata) is held to. */
+export function urlPolicyOf(config: Pick<AppConfig, 'egress'>): EgressPolicy {
+  const { allowHttp, allowPrivateNetworks, allowedPorts, proxyUrl } = config.egress;
+  return { allowHttp, allowPrivateNetworks, allowedPorts, proxyUrl };
+}
+
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /** How long a hostname lookup may take before the host counts as unresolvable. */
-export const DEFAULT_RESOLVE_TIMEOUT_MS = 5000;
+const DEFAULT_RESOLVE_TIMEOUT_MS = 5000;
 
 /**
  * The one refusal for a host that resolves to a refused address and for one that does not resolve
@@ -71,53 +86,7 @@ const CARRIES_IPV4_IN_LOW_BITS = [
 const IPV4_COMPATIBLE = /^::\d{1,3}(?:\.\d{1,3}){3}$/;
 const SIX_TO_FOUR = ipaddr.IPv6.parseCIDR('2002::/16');
 
-/**
- * Internal services commonly reachable next to this one (databases, caches, queues, search,
- * orchestration): refused as webhook ports by default even though they lie above 1023.
- */
-export const INTERNAL_SERVICE_PORTS: readonly number[] = [
-  1433, 1521, 2049, 2375, 2376, 2379, 2380, 3306, 3389, 4369, 5432, 5601, 5672, 5984, 6379, 6443, 7000, 7001, 8086, 8500, 8600, 9042, 9092,
-  9093, 9200, 9300, 10250, 10255, 11211, 15672, 25672, 26379, 27017, 27018, 27019, 28017, 50070,
-];
-
-/** An inclusive range of TCP ports. */
-export type PortRange = readonly [number, number];
-
-/**
- * The default WEBHOOK_ALLOWED_PORTS: 443, 80 when http is allowed, and 1024-65535 minus
- * {@link INTERNAL_SERVICE_PORTS}.
- */
-export function defaultWebhookPorts(allowHttp: boolean): PortRange[] {
-  const ranges: PortRange[] = allowHttp
-    ? [
-        [80, 80],
-        [443, 443],
-      ]
-    : [[443, 443]];
-  let from = 1024;
-  for (const port of [...INTERNAL_SERVICE_PORTS].sort((a, b) => a - b)) {
-    if (port > from) ranges.push([from, port - 1]);
-    from = Math.max(from, port + 1);
-  }
-  if (from <= 65535) ranges.push([from, 65535]);
-  return ranges;
-}
-
-/** Parses `443,8443,9000-9100`; null unless every entry is a port or range within 1-65535. */
-export function parsePortList(text: string): PortRange[] | null {
-  const ranges: PortRange[] = [];
-  for (const entry of text.split(',').map((e) => e.trim())) {
-    const match = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(entry);
-    if (!match) return null;
-    const from = Number(match[1]);
-    const to = match[2] === undefined ? from : Number(match[2]);
-    if (from < 1 || to > 65535 || from > to) return null;
-    ranges.push([from, to]);
-  }
-  return ranges;
-}
-
-export function isPortAllowed(port: number, ranges: readonly PortRange[]): boolean {
+function isPortAllowed(port: number, ranges: readonly PortRange[]): boolean {
   return ranges.some(([from, to]) => port >= from && port <= to);
 }
 

@@ -27,7 +27,7 @@ function tooManySends(limit: number, windowMs: number, retryAfterSeconds: number
  * budget of their own (OrganizationReplayBudget).
  */
 @Injectable()
-export class OrganizationSendLimitGuard implements CanActivate {
+class OrganizationSendLimitGuard implements CanActivate {
   constructor(
     @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
     private readonly config: AppConfig,

@@ -2,7 +2,7 @@ import type { Attributes } from '@opentelemetry/api';
 import { redactUrl } from '../http/redact-url';
 
 /** Span attributes that hold a URL or a part of one, in the current and the older semantic conventions. */
-export const URL_ATTRIBUTES: readonly string[] = ['url.full', 'url.path', 'url.query', 'http.target', 'http.url'];
+const URL_ATTRIBUTES: readonly string[] = ['url.full', 'url.path', 'url.query', 'http.target', 'http.url'];
 
 /**
  * A span's attributes with every URL in them redacted as the request logs redact it (see

@@ -1,6 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { withTimeout } from '../../common/async/with-timeout';
+import { Periodic } from '../../common/scheduling/periodic';
 import { AppConfig } from '../../config/app-config';
 import { gauge } from '../../common/metrics';
 import { queryRows } from '../raw-sql';
@@ -13,7 +14,7 @@ import { ReplicaRoutingDriver } from './replica-routing.driver';
  * process's slow answer does not take a healthy replica out.
  */
 export const PROBE_INTERVAL_MS = 250;
-export const PROBE_TIMEOUT_MS = 700;
+const PROBE_TIMEOUT_MS = 700;
 
 /** Measures each replica's lag in this process and tells the driver which replicas may serve reads. */
 @Injectable()
@@ -21,8 +22,12 @@ export class ReplicaMonitor implements OnApplicationBootstrap, OnApplicationShut
   private readonly logger = new Logger('ReplicaMonitor');
   private readonly labels: string[];
   private readonly states: ReplicaState[];
-  private readonly probing: boolean[];
-  private timer: NodeJS.Timeout | null = null;
+  /** One loop per replica: a probe waiting on a dead host holds up that replica's readings only. */
+  private readonly probes: Periodic[];
+  private stopped = false;
+  /** Resolved at shutdown: a probe stuck on a dead host must not hold shutdown up. */
+  private readonly shuttingDown: Promise<void>;
+  private shutDown: () => void = () => undefined;
   // Registered here rather than at import: a process without replicas shows none of them.
   private readonly lagGauge = gauge('db_replica_lag_seconds', 'Replication lag of each read replica at its last reading', ['replica']);
   private readonly usableGauge = gauge('db_replica_usable', 'Whether a read replica serves reads (1) or is skipped (0)', ['replica']);
@@ -33,7 +38,17 @@ export class ReplicaMonitor implements OnApplicationBootstrap, OnApplicationShut
   ) {
     this.labels = config.replicas.urls.map(replicaLabel);
     this.states = this.labels.map(() => UNMEASURED);
-    this.probing = this.labels.map(() => false);
+    this.shuttingDown = new Promise((resolve) => (this.shutDown = resolve));
+    this.probes = this.labels.map(
+      (label, index) =>
+        new Periodic({
+          runAtStart: true,
+          run: () => this.probe(index),
+          intervalMs: PROBE_INTERVAL_MS,
+          logger: this.logger,
+          failure: `probing read replica ${label} failed`,
+        }),
+    );
   }
 
   private get driver(): ReplicaRoutingDriver {
@@ -41,33 +56,28 @@ export class ReplicaMonitor implements OnApplicationBootstrap, OnApplicationShut
   }
 
   onApplicationBootstrap(): void {
-    this.probeAll();
-    this.timer = setInterval(() => this.probeAll(), PROBE_INTERVAL_MS);
-    this.timer.unref();
+    for (const probe of this.probes) probe.start();
   }
 
-  onApplicationShutdown(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    this.shutDown();
+    await Promise.all(this.probes.map((probe) => probe.stop()));
   }
 
-  private get stopped(): boolean {
-    return this.timer === null;
-  }
-
-  private probeAll(): void {
-    this.labels.forEach((_, index) => {
-      // A probe still waiting on a dead host is not joined by another; its timeout already counted.
-      if (this.probing[index]) return;
-      this.probing[index] = true;
-      const probe = this.measure(index);
-      void withTimeout(probe, PROBE_TIMEOUT_MS)
-        .then(
-          (lagMs) => this.record(index, { lagMs }),
-          (error: unknown) => this.record(index, null, error),
-        )
-        .finally(() => void probe.catch(() => undefined).finally(() => (this.probing[index] = false)));
-    });
+  /**
+   * One reading: recorded when the replica answers or when it has not within PROBE_TIMEOUT_MS; the
+   * next reading waits until this probe has really settled, so a probe still waiting on a dead host
+   * is not joined by another (its timeout already counted).
+   */
+  private async probe(index: number): Promise<void> {
+    const probe = this.measure(index);
+    try {
+      this.record(index, { lagMs: await withTimeout(probe, PROBE_TIMEOUT_MS) });
+    } catch (error) {
+      this.record(index, null, error);
+    }
+    await Promise.race([probe.catch(() => undefined), this.shuttingDown]);
   }
 
   private async measure(index: number): Promise<number> {

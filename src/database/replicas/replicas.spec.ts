@@ -1,6 +1,7 @@
 import { DomainError } from '../../common/errors/domain-error';
 import { NotFoundException, BadRequestException, ServiceUnavailableException } from '@nestjs/common';
-import { ConfigError, loadConfig } from '../../config/app-config';
+import { loadConfig } from '../../config/app-config';
+import { ConfigError } from '../../config/variables';
 import { chooseReplica, readRoute } from './read-route';
 import { retryReason } from './read-routing.interceptor';
 import { nextState, READINGS_PAST_BOUND_TO_SKIP, replicaLabel, ReplicaState, UNMEASURED } from './replica-lag';

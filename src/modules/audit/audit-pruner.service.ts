@@ -1,15 +1,13 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
-import { Periodic } from '../../common/scheduling/periodic';
+import { Injectable } from '@nestjs/common';
+import { MaintenanceJob } from '../../common/scheduling/maintenance-job';
 import { AppConfig, runsWorker } from '../../config/app-config';
 import { DirectSessions } from '../../database/direct-sessions';
+import { LOCK_KEYS } from '../../database/lock-keys';
 import { AuditEntry } from './audit-entry.entity';
 
 /** Entries deleted per transaction: short transactions, so appends to the same chain wait little. */
 const BATCH = 1000;
-/** Any fixed number, shared by every instance: one pruner works at a time. */
-const PRUNE_LOCK = 7_341_017;
 
 /**
  * Deletes audit entries older than AUDIT_RETENTION, in batches, on worker processes. Each
@@ -17,29 +15,22 @@ const PRUNE_LOCK = 7_341_017;
  * becomes the checkpoint verify starts from, so what remains still proves itself.
  */
 @Injectable()
-export class AuditPruner implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('AuditPruner');
-  private readonly schedule: Periodic;
-
+export class AuditPruner extends MaintenanceJob {
   constructor(
     private readonly em: EntityManager,
     private readonly sessions: DirectSessions,
     private readonly config: AppConfig,
   ) {
-    this.schedule = new Periodic({
+    super({
+      name: 'AuditPruner',
       intervalMs: config.audit.pruneIntervalMs,
-      run: () => this.prune(),
-      logger: this.logger,
+      runsHere: runsWorker(config),
       failure: 'audit prune pass failed',
     });
   }
 
-  onApplicationBootstrap(): void {
-    if (runsWorker(this.config)) this.schedule.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.schedule.stop();
+  protected runPass(): Promise<number | null> {
+    return this.prune();
   }
 
   /**
@@ -48,7 +39,7 @@ export class AuditPruner implements OnApplicationBootstrap, OnApplicationShutdow
    */
   prune(now = new Date()): Promise<number | null> {
     const cutoff = new Date(now.getTime() - this.config.audit.retentionMs);
-    return withAdvisoryLock(this.sessions, PRUNE_LOCK, async () => {
+    return this.sessions.withAdvisoryLock(LOCK_KEYS.auditPrune, async () => {
       let total = 0;
       for (;;) {
         const deleted = await this.em.fork().transactional(async (em) => {

@@ -1,6 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { createPublicClient, http, PublicClient, Transport, webSocket } from 'viem';
-import { AppConfig, ChainRpc } from '../../config/app-config';
+import { AppConfig } from '../../config/app-config';
+import type { ChainRpc } from '../../config/chain-config';
 import { tokenUriAnswerMaxBytes } from './metadata/token-metadata-document.rules';
 
 /** How long one JSON-RPC call may take before the follower counts it as a node error. */

@@ -1,13 +1,11 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Logger } from '@nestjs/common';
+import { Periodic, RunOutcome } from '../../common/scheduling/periodic';
 import { AppConfig } from '../../config/app-config';
 import { ChainMovement, ChainMovementsService } from '../transactions/chain-movements.service';
 import { WalletsService } from '../wallets/wallets.service';
 import { chainIdMismatchMessage, shortReason } from './chain-clients';
 import { ChainCursor, ChainCursorRepository, StoredBlock } from './chain-cursor.repository';
-
-/** A cursor past its first start. */
-export type StartedCursor = ChainCursor & { appliedBlock: number };
 import {
   chainBlocksApplied,
   chainBlocksReadByAddress,
@@ -22,16 +20,19 @@ import { BlockHeader, ChainNode } from './chain-node';
 import { BlockByAddress, readBlockByAddress } from './block-by-address';
 import { decodeTransferLogs, NFT_EVENT_TOPICS, RpcLog, touchesWatched, ZERO_ADDRESS } from './log-decoding';
 import { unreadableLogsAction } from './log-pieces.rules';
-import { executeScript } from '../../database/raw-sql';
+import { workerTransaction } from '../../database/statement-bounds';
+
+/** A cursor past its first start. */
+export type StartedCursor = ChainCursor & { appliedBlock: number };
 
 /** A follower holds its chain this long after its last renewal; a dead one's lease lapses, then another instance takes over. */
-export const LEASE_MS = 15_000;
+const LEASE_MS = 15_000;
 /** A standby instance tries to take the lease at least this often (takeover within LEASE_MS + this). */
 const STANDBY_POLL_MS = 5_000;
 /** Backoff after node errors grows to this; it never touches readiness or API answers. */
 const MAX_BACKOFF_MS = 30_000;
 /** Applied block hashes kept below the applied block: the deepest reorg the follower can unwind exactly. */
-export const KEPT_BLOCK_DEPTH = 4096;
+const KEPT_BLOCK_DEPTH = 4096;
 /** Pause before a step that met a changing chain (or a refused range) runs again. */
 const RETRY_MS = 50;
 /** Consecutive accepted ranges before a halved range is allowed to double again. */
@@ -66,11 +67,8 @@ class Retry extends Error {}
  */
 export class ChainFollower {
   private readonly logger: Logger;
-  private stopped = false;
-  private wake: (() => void) | null = null;
-  private running: Promise<void> | null = null;
+  private readonly loop: Periodic;
   private chainIdChecked = false;
-  private failures = 0;
   private range: number;
   private acceptedRanges = 0;
   /** Whether this instance holds the chain's lease (as of its last step). */
@@ -79,72 +77,45 @@ export class ChainFollower {
   constructor(private readonly deps: FollowerDeps) {
     this.logger = new Logger(`ChainFollower ${deps.chainId}`);
     this.range = deps.config.chain.maxBlockRange;
+    const pollMs = deps.config.chain.pollIntervalMs;
+    this.loop = new Periodic({
+      runAtStart: true,
+      run: () => this.step(),
+      intervalMs: () => (this.leading ? pollMs : Math.min(pollMs, STANDBY_POLL_MS)),
+      backoff: { baseMs: Math.max(pollMs, 100), maxMs: MAX_BACKOFF_MS },
+      logger: this.logger,
+      failure: 'step failed, retrying with backoff',
+      // One line per failure: a node's errors carry its URL (often with an API key) and request bodies.
+      reason: shortReason,
+      logEvery: 20,
+      recovered: 'the node answers again; following resumes',
+    });
   }
 
   start(): void {
-    this.running ??= this.loop();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    await this.running;
+    await this.loop.stop();
     if (this.leading) await this.deps.cursors.releaseLease(this.deps.chainId, this.deps.owner).catch(() => undefined);
     this.leading = false;
   }
 
-  private async loop(): Promise<void> {
-    while (!this.stopped) {
-      let delay: number;
-      try {
-        const busy = await this.tick();
-        if (this.failures > 0) this.logger.log(`the node answers again after ${this.failures} failed step(s); following resumes`);
-        this.failures = 0;
-        delay = busy
-          ? 0
-          : this.leading
-            ? this.deps.config.chain.pollIntervalMs
-            : Math.min(this.deps.config.chain.pollIntervalMs, STANDBY_POLL_MS);
-      } catch (error) {
-        delay = await this.failed(error);
-      }
-      if (this.stopped) break;
-      await (delay > 0 ? this.sleep(delay) : new Promise<void>((resolve) => setImmediate(resolve)));
+  private async step(): Promise<RunOutcome> {
+    try {
+      return (await this.tick()) ? 'busy' : 'idle';
+    } catch (error) {
+      // Not a failure, but not a busy loop either: whatever changed under the step settles first.
+      if (error instanceof Retry) return { againInMs: Math.min(this.deps.config.chain.pollIntervalMs, RETRY_MS) };
+      chainNodeErrors.inc({ chainId: String(this.deps.chainId) });
+      if (this.leading) await this.deps.cursors.recordError(this.deps.chainId, this.deps.owner, shortReason(error)).catch(() => undefined);
+      throw error;
     }
-  }
-
-  private async failed(error: unknown): Promise<number> {
-    // Not a failure, but not a busy loop either: whatever changed under the step settles first.
-    if (error instanceof Retry) return Math.min(this.deps.config.chain.pollIntervalMs, RETRY_MS);
-    this.failures += 1;
-    chainNodeErrors.inc({ chainId: String(this.deps.chainId) });
-    const reason = shortReason(error);
-    // One line when the trouble starts, then one every 20 failures: an outage must not flood the log.
-    if (this.failures === 1 || this.failures % 20 === 0) {
-      this.logger.warn(`step failed (${this.failures} in a row), retrying with backoff: ${reason}`);
-    }
-    if (this.leading) await this.deps.cursors.recordError(this.deps.chainId, this.deps.owner, reason).catch(() => undefined);
-    const base = Math.max(this.deps.config.chain.pollIntervalMs, 100);
-    const backoff = Math.min(MAX_BACKOFF_MS, base * 2 ** Math.min(this.failures - 1, 16));
-    return Math.round(backoff * (0.8 + Math.random() * 0.4));
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.wake = null;
-        resolve();
-      }, ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        this.wake = null;
-        resolve();
-      };
-    });
   }
 
   /** One step; true when there is more to do at once. */
-  async tick(): Promise<boolean> {
+  private async tick(): Promise<boolean> {
     const { node, chainId, config, cursors, owner } = this.deps;
     // The lease first (database only), so that the node's trouble shows on the chain's cursor.
     let cursor = await cursors.acquireLease(chainId, owner, LEASE_MS);
@@ -259,8 +230,7 @@ export class ChainFollower {
       blocks.set(n, { blockNumber: n, blockHash: h.hash, blockTime: h.time });
     }
 
-    const result = await this.deps.em.fork().transactional(async (em) => {
-      await executeScript(em, `set local statement_timeout = ${Math.round(config.db.workerStatementTimeoutMs)}`);
+    const result = await workerTransaction(this.deps.em, config, async (em) => {
       const locked = await cursors.lockForStep(em, chainId, owner);
       if (!locked || locked.appliedBlock !== cursor.appliedBlock) return null;
       const recorded = await this.deps.movements.record(em, movements);
@@ -335,8 +305,7 @@ export class ChainFollower {
       this.logger.error(`reorg deeper than the ${KEPT_BLOCK_DEPTH} kept block hashes; unwinding to block ${ancestor.blockNumber}`);
     }
     const target = ancestor;
-    const reverted = await em.transactional(async (tx) => {
-      await executeScript(tx, `set local statement_timeout = ${Math.round(config.db.workerStatementTimeoutMs)}`);
+    const reverted = await workerTransaction(em, config, async (tx) => {
       const locked = await cursors.lockForStep(tx, chainId, owner);
       if (!locked || locked.appliedBlock !== cursor.appliedBlock) return null;
       const count = await this.deps.movements.revertFrom(tx, chainId, target.blockNumber + 1);

@@ -2,6 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
 import { queryRows } from '../../database/raw-sql';
+import { LOCK_NAMES } from '../../database/lock-keys';
 import { SyncRequestOutcome, syncRequestOutcome } from './wallet-sync.rules';
 
 export type WalletSyncStatus = 'pending' | 'running' | 'done' | 'failed';
@@ -77,7 +78,7 @@ export class WalletSyncRepository {
     fromBlock: number;
   }): Promise<Exclude<SyncRequestOutcome<WalletSync>, { kind: 'create' }> | { kind: 'created'; sync: WalletSync }> {
     return this.em.fork().transactional(async (em) => {
-      await queryRows(em, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`wallet_sync:${input.organizationId}`]);
+      await queryRows(em, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [LOCK_NAMES.walletSync(input.organizationId)]);
       const open = await queryRows<Row>(
         em,
         `select ${COLUMNS} from "wallet_sync" where "organization_id" = ? and "status" in ('pending', 'running') order by "created_at", "id"`,

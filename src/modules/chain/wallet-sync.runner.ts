@@ -10,7 +10,7 @@ import { ChainNode, isRangeRefusal } from './chain-node';
 import { decodeTransferLogs, RpcLog, TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_TOPIC } from './log-decoding';
 import { WalletSyncRepository } from './wallet-sync.repository';
 import { nextInTurn, syncEndBlock } from './wallet-sync.rules';
-import { executeScript } from '../../database/raw-sql';
+import { workerTransaction } from '../../database/statement-bounds';
 
 /** A replay failing this many steps in a row is given up (status failed, its error kept). */
 const MAX_SYNC_FAILURES = 10;
@@ -96,8 +96,7 @@ export class WalletSyncRunner {
       });
     }
     const done = to >= toBlock;
-    const recorded = await this.em.fork().transactional(async (em) => {
-      await executeScript(em, `set local statement_timeout = ${Math.round(this.config.db.workerStatementTimeoutMs)}`);
+    const recorded = await workerTransaction(this.em, this.config, async (em) => {
       // Behind the follower's lock: a reorg unwound meanwhile must not meet movements of the old fork.
       const locked = await this.cursors.lockForStep(em, chainId, owner);
       if (!locked) return null;

@@ -1,6 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { BoundedFetchError, BoundedHttpClient } from '../../common/net/bounded-fetch';
+import { urlPolicyOf } from '../../common/net/url-policy';
 import { IpfsGateway, ipfsGateway, ipfsGatewayUrlFor, MetadataFetchError } from '../chain/metadata/token-metadata-document.rules';
 import { fetchFailureOf, locateImage, MEDIA_FETCH_TIMEOUT_MS, MEDIA_MAX_BYTES, MEDIA_MAX_REDIRECTS, MediaFailure } from './media.rules';
 
@@ -20,10 +21,7 @@ export class MediaFetcher implements OnApplicationShutdown {
       timeoutMs: MEDIA_FETCH_TIMEOUT_MS,
       maxBytes: MEDIA_MAX_BYTES,
       maxRedirects: MEDIA_MAX_REDIRECTS,
-      allowHttp: config.webhook.allowHttp,
-      allowPrivateNetworks: config.webhook.allowPrivateNetworks,
-      allowedPorts: config.webhook.allowedPorts,
-      proxyUrl: config.webhook.proxyUrl,
+      ...urlPolicyOf(config),
       headers: { accept: 'image/*', 'user-agent': 'nft-wallet-service media fetcher' },
     });
     this.gateway = ipfsGateway(config.chain.ipfsGatewayUrl);

@@ -20,7 +20,6 @@ export const METADATA_FIELDS = [
 ] as const;
 export type MetadataField = (typeof METADATA_FIELDS)[number];
 
-export const METADATA_URL_FIELDS = ['image', 'animationUrl', 'externalUrl', 'creatorImageUrl', 'creatorExternalPageUrl'] as const;
 export const METADATA_INTEGER_FIELDS = ['editionId', 'totalEdition'] as const;
 type IntegerField = (typeof METADATA_INTEGER_FIELDS)[number];
 

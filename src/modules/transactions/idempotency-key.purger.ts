@@ -1,14 +1,11 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { withAdvisoryLock } from '../../common/scheduling/advisory-lock';
-import { Periodic } from '../../common/scheduling/periodic';
+import { Injectable } from '@nestjs/common';
+import { MaintenanceJob } from '../../common/scheduling/maintenance-job';
 import { AppConfig, runsWorker } from '../../config/app-config';
 import { DirectSessions } from '../../database/direct-sessions';
+import { LOCK_KEYS } from '../../database/lock-keys';
 import { IDEMPOTENCY_WINDOW_HOURS } from './transaction.rules';
 import { execute } from '../../database/raw-sql';
-
-/** Any fixed number, distinct from the migration lock: the purge's advisory lock. */
-const PURGE_LOCK = 7_341_015;
 
 /**
  * Idempotency keys are worth keeping for their 24 h window only (a later retry is taken as a new
@@ -17,25 +14,22 @@ const PURGE_LOCK = 7_341_015;
  * holds long locks; an advisory lock lets one worker purge at a time while the others skip.
  */
 @Injectable()
-export class IdempotencyKeyPurger implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('IdempotencyKeyPurger');
-  private readonly schedule: Periodic;
-
+export class IdempotencyKeyPurger extends MaintenanceJob {
   constructor(
     private readonly em: EntityManager,
     private readonly sessions: DirectSessions,
     private readonly config: AppConfig,
   ) {
-    this.schedule = new Periodic({
+    super({
+      name: 'IdempotencyKeyPurger',
       intervalMs: config.maintenance.idempotencyPurgeIntervalMs,
-      run: () => this.purge(),
-      logger: this.logger,
+      runsHere: runsWorker(config),
       failure: 'idempotency key purge failed; retrying next interval',
     });
   }
 
-  onApplicationBootstrap(): void {
-    if (runsWorker(this.config)) this.schedule.start();
+  protected runPass(): Promise<number | null> {
+    return this.purge();
   }
 
   /**
@@ -44,7 +38,7 @@ export class IdempotencyKeyPurger implements OnApplicationBootstrap, OnApplicati
    */
   purge(): Promise<number | null> {
     const batchSize = this.config.maintenance.purgeBatchSize;
-    return withAdvisoryLock(this.sessions, PURGE_LOCK, async () => {
+    return this.sessions.withAdvisoryLock(LOCK_KEYS.idempotencyPurge, async () => {
       let deleted = 0;
       for (;;) {
         const count = await execute(
@@ -58,9 +52,5 @@ export class IdempotencyKeyPurger implements OnApplicationBootstrap, OnApplicati
         if (count < batchSize) return deleted;
       }
     });
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.schedule.stop();
   }
 }

@@ -7,7 +7,7 @@ import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { KeyObject } from 'node:crypto';
 import type { EndpointAuthSettings } from './endpoint-auth.rules';
 import type { EndpointTlsSettings } from './endpoint-tls.rules';
-import { openSecret } from './secret-box';
+import { openSecret } from '../../common/crypto/secret-box';
 import { signingKeyFromStored } from './signing-keys.rules';
 
 /**

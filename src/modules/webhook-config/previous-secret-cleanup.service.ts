@@ -1,5 +1,5 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Periodic } from '../../common/scheduling/periodic';
+import { Injectable } from '@nestjs/common';
+import { MaintenanceJob } from '../../common/scheduling/maintenance-job';
 import { AppConfig, runsWorker } from '../../config/app-config';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
 
@@ -11,30 +11,21 @@ import { WebhookEndpointsService } from './webhook-endpoints.service';
  * it cannot queue up behind, or hold up, changes to the configuration.
  */
 @Injectable()
-export class PreviousSecretCleanup implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('PreviousSecretCleanup');
-  private readonly schedule: Periodic;
-
+export class PreviousSecretCleanup extends MaintenanceJob {
   constructor(
     private readonly endpoints: WebhookEndpointsService,
-    private readonly config: AppConfig,
+    config: AppConfig,
   ) {
-    this.schedule = new Periodic({
+    super({
+      name: 'PreviousSecretCleanup',
       intervalMs: config.webhook.secretCleanupIntervalMs,
-      run: async () => {
-        const erased = await this.endpoints.eraseExpiredPreviousSecrets();
-        if (erased > 0) this.logger.log({ erased }, 'erased expired previous webhook secrets');
-      },
-      logger: this.logger,
+      runsHere: runsWorker(config),
       failure: 'erasing expired previous webhook secrets failed',
     });
   }
 
-  onApplicationBootstrap(): void {
-    if (runsWorker(this.config)) this.schedule.start();
-  }
-
-  onApplicationShutdown(): Promise<void> {
-    return this.schedule.stop();
+  protected async runPass(): Promise<void> {
+    const erased = await this.endpoints.eraseExpiredPreviousSecrets();
+    if (erased > 0) this.logger.log({ erased }, 'erased expired previous webhook secrets');
   }
 }

@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import { EntityRepository } from '@mikro-orm/postgresql';
-import type { SecretKeyring } from '../../config/app-config';
+import type { SecretKeyring } from '../../config/secrets-config';
 import { ResealReport, resealColumn, SealedColumn } from '../../database/sealed-columns';
 import type { WebhookEndpoint } from './webhook-endpoint.entity';
 import { execute, executeScript } from '../../database/raw-sql';

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { RequestMeta } from '../../common/auth/current-principal.decorator';
 import { DomainError, notFound, unprocessable, validationFailed } from '../../common/errors/domain-error';
-import { checkWebhookUrl, resolveWebhookHost, WebhookHostError, webhookUrlHostname, WebhookUrlPolicy } from '../../common/net/url-policy';
+import { checkWebhookUrl, resolveWebhookHost, urlPolicyOf, WebhookHostError, webhookUrlHostname } from '../../common/net/url-policy';
 import { decodePageKey, encodePageKey } from '../../common/pagination/page-key';
 import { Page, toPage } from '../../common/pagination/page-query.dto';
 import { AppConfig } from '../../config/app-config';
@@ -15,7 +15,7 @@ import { Organization } from '../organizations/organization.entity';
 import { EndpointAuthSettings, OAUTH2_CLIENT_CREDENTIALS } from './endpoint-auth.rules';
 import { EndpointTlsSettings, parseTlsInput } from './endpoint-tls.rules';
 import { parseCustomHeaders } from './receiver-options.rules';
-import { sealSecret } from './secret-box';
+import { sealSecret } from '../../common/crypto/secret-box';
 import {
   dropPreviousSigningKeys,
   generateSigningKeyPair,
@@ -407,18 +407,12 @@ export class WebhookEndpointsService {
     return this.em.fork().getRepository(WebhookEndpoint).resealSecrets(this.config.secretsEncryptionKey, batchSize);
   }
 
-  /** The deployment's URL policy, for the delivery code's send-time check. */
-  get urlPolicy(): WebhookUrlPolicy {
-    const { allowHttp, allowPrivateNetworks, allowedPorts } = this.config.webhook;
-    return { allowHttp, allowPrivateNetworks, allowedPorts };
-  }
-
   /**
    * The deployment's URL policy for a webhook receiver (scheme, credentials, port, and what the
    * hostname resolves to): a 400 naming `url` when refused. Every endpoint is held to it.
    */
   async assertAcceptableUrl(url: string, field = 'url'): Promise<void> {
-    const policy = this.urlPolicy;
+    const policy = urlPolicyOf(this.config);
     const reason = checkWebhookUrl(url, policy);
     if (reason !== null) throw validationFailed([{ field, message: `${field} ${reason}` }]);
     try {

@@ -1,5 +1,5 @@
 import { BoundedFetchError, BoundedHttpClient } from '../../../common/net/bounded-fetch';
-import { PortRange } from '../../../common/net/url-policy';
+import type { PortRange } from '../../../config/egress-config';
 import { httpStatusError, IpfsGateway, MetadataFetchError } from './token-metadata-document.rules';
 
 export interface MetadataHttpOptions {

@@ -1,5 +1,6 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, parseAbi, ResponseBodyTooLargeError } from 'viem';
+import { urlPolicyOf } from '../../../common/net/url-policy';
 import { AppConfig } from '../../../config/app-config';
 import type { ChainStandard } from '../../tokens/token.entity';
 import { ChainClients, shortReason } from '../chain-clients';
@@ -49,10 +50,7 @@ export class TokenMetadataFetcher implements OnApplicationShutdown {
     this.http = new MetadataHttpClient({
       timeoutMs: config.chain.metadataTimeoutMs,
       maxBytes: config.chain.metadataMaxBytes,
-      allowHttp: config.webhook.allowHttp,
-      allowPrivateNetworks: config.webhook.allowPrivateNetworks,
-      allowedPorts: config.webhook.allowedPorts,
-      proxyUrl: config.webhook.proxyUrl,
+      ...urlPolicyOf(config),
     });
     this.gateway = ipfsGateway(config.chain.ipfsGatewayUrl);
   }

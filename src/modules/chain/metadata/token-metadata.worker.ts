@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Periodic } from '../../../common/scheduling/periodic';
 import { AppConfig, runsFollowers } from '../../../config/app-config';
 import { DueMetadataToken, MetadataContract, TokenMetadataSyncService } from '../../tokens/token-metadata-sync.service';
 import { breakerBudget, breakerGate, breakerMessage } from './metadata-breaker.rules';
@@ -41,9 +42,7 @@ const chainTokenKey = (token: DueMetadataToken) => `${token.chainId}/${token.con
 @Injectable()
 export class TokenMetadataWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('TokenMetadataWorker');
-  private stopped = false;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  private readonly loop: Periodic;
   private readonly fetching = new Map<string, Fetching>();
   private readonly running = new Set<Promise<void>>();
   /** Timeouts or connection failures in a row per contract, as the breaker last told: it narrows the contract's share. */
@@ -58,49 +57,27 @@ export class TokenMetadataWorker implements OnApplicationBootstrap, OnApplicatio
   ) {
     // Covers the token URI call and the document fetch of a claim; then the token is due again.
     this.leaseMs = config.chain.metadataTimeoutMs * 4 + 10_000;
+    this.loop = new Periodic({
+      runAtStart: true,
+      // More may be due while a slot is free: at once. Otherwise when a fetch ends (wake), or at the next poll.
+      run: async () => ((await this.fill()) && this.fetching.size < CONCURRENCY ? 'busy' : 'idle'),
+      intervalMs: config.chain.pollIntervalMs,
+      logger: this.logger,
+      failure: 'claiming token metadata failed',
+    });
   }
 
   onApplicationBootstrap(): void {
     if (!runsFollowers(this.config)) return;
     // No chain followed, no token URI to read: pending tokens wait until one is configured.
     if (this.config.chain.rpcUrls.length === 0) return;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    await this.loop;
+    await this.loop.stop();
     // What is being fetched is written back; tokens claimed but not fetched are due again after their lease.
     await Promise.allSettled([...this.running]);
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      let more = false;
-      try {
-        more = await this.fill();
-      } catch (error) {
-        this.logger.warn({ err: error }, 'claiming token metadata failed');
-      }
-      if (this.stopped) break;
-      // More may be due while a slot is free: at once. Otherwise when a fetch ends, or at the next poll.
-      if (more && this.fetching.size < CONCURRENCY) continue;
-      await this.sleep(this.config.chain.pollIntervalMs);
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        if (this.wake === done) this.wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      this.wake = done;
-    });
   }
 
   /** Claims tokens for the free slots and starts their fetches; true when it got as many as it asked for. */
@@ -185,7 +162,7 @@ export class TokenMetadataWorker implements OnApplicationBootstrap, OnApplicatio
       .finally(() => {
         if (this.fetching.get(key) === fetch) this.fetching.delete(key);
         this.running.delete(task);
-        this.wake?.();
+        this.loop.wake();
       });
     this.running.add(task);
   }

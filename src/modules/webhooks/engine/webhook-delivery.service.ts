@@ -3,6 +3,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config';
+import { urlPolicyOf } from '../../../common/net/url-policy';
 import { DomainEventOutbox, PendingEvent } from '../../domain-events/domain-event.outbox';
 import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
 import { Admit, deferredForOrder, DeliveryPlan, PlannedAttempt, planDeliveries } from './delivery-plan';
@@ -125,10 +126,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     this.organizations = new ReceiverLimiter(config.webhook.perOrganizationConcurrency, slotWait);
     this.sender = new WebhookSender({
       timeoutMs: config.webhook.timeoutMs,
-      allowHttp: config.webhook.allowHttp,
-      allowPrivateNetworks: config.webhook.allowPrivateNetworks,
-      allowedPorts: config.webhook.allowedPorts,
-      proxyUrl: config.webhook.proxyUrl,
+      ...urlPolicyOf(config),
     });
     this.tokens = new OAuth2TokenCache((client) => this.sender.requestToken(client));
     this.rates = new EndpointRateLimiter(config);

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
 import { Dispatcher } from 'undici';
 import { checkProxiedDestination, createEgressDispatcher, EgressTls } from '../../../common/net/egress';
-import { checkWebhookUrl, PortRange } from '../../../common/net/url-policy';
+import { checkWebhookUrl } from '../../../common/net/url-policy';
+import type { PortRange } from '../../../config/egress-config';
 import { deadlineSignal } from '../../../common/async/deadline-signal';
 import { classifyFetchFailure } from '../../../common/net/fetch-failure';
 import {

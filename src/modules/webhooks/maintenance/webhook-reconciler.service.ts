@@ -1,11 +1,11 @@
 // maintenance/: periodic recovery of lost work, auto-disable of failing endpoints and pruning of the delivery log.
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { withAdvisoryLock } from '../../../common/scheduling/advisory-lock';
 import { Periodic } from '../../../common/scheduling/periodic';
 import { DAY_MS, utcDay } from '../../../database/time-partitions';
 import { AppConfig } from '../../../config/app-config';
 import { DirectSessions } from '../../../database/direct-sessions';
+import { LOCK_KEYS } from '../../../database/lock-keys';
 import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
 import { WebhookEndpointsService } from '../../webhook-config/webhook-endpoints.service';
@@ -21,8 +21,6 @@ const PRUNE_EVERY_RUNS = 20;
 const PRUNE_BATCH = 5000;
 /** Day partitions are made this many days past today, so a pass missed for a day or two costs nothing. */
 const PARTITIONS_AHEAD_DAYS = 3;
-/** Any fixed number shared by every worker of a deployment's database. */
-const RECONCILE_LOCK = 0x6e667477; // "nftw"
 /** Failed webhooks an endpoint's run of failures must count before it is disabled (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"). */
 export const AUTO_DISABLE_MIN_FAILED_WEBHOOKS = 10;
 
@@ -72,7 +70,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
 
   /** Runs `work` if no other worker holds the reconciler's lock; null when another one does. */
   withLock<T>(work: () => Promise<T>): Promise<T | null> {
-    return withAdvisoryLock(this.sessions, RECONCILE_LOCK, work);
+    return this.sessions.withAdvisoryLock(LOCK_KEYS.webhookReconcile, work);
   }
 
   /** One pass; returns the ids it queued. */

@@ -1,5 +1,12 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { needsReseal, openSecret, resealSecret, sealedKeyId, sealSecret, SecretBoxError, singleKeyring } from './secret-box';
+import type { SecretKeyring } from '../../config/secrets-config';
+import { needsReseal, openSecret, resealSecret, sealedKeyId, sealSecret, SecretBoxError } from './secret-box';
+
+/** A one-key ring. */
+function singleKeyring(key: Buffer, id = 'default'): SecretKeyring {
+  const entry = { id, key };
+  return { sealing: entry, keys: [entry] };
+}
 
 const key = singleKeyring(randomBytes(32), 'k1');
 const other = () => singleKeyring(randomBytes(32), 'k1');

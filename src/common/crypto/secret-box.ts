@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { SecretKey, SecretKeyring } from '../../config/app-config';
+import type { SecretKey, SecretKeyring } from '../../config/secrets-config';
 
 /**
  * Secrets at rest: AES-256-GCM with a fresh random 96-bit IV per seal and a full 128-bit tag,
@@ -27,12 +27,6 @@ export class SecretBoxError extends Error {
     super(message);
     this.name = 'SecretBoxError';
   }
-}
-
-/** A one-key ring, for tools and tests that hold a single key. */
-export function singleKeyring(key: Buffer, id = 'default'): SecretKeyring {
-  const entry = { id, key };
-  return { sealing: entry, keys: [entry] };
 }
 
 export function sealSecret(plain: string, keyring: SecretKeyring, context = ''): string {

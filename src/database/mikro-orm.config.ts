@@ -1,9 +1,0 @@
-// Entry point for the mikro-orm CLI (npm run migration:create / migration:up).
-import { loadConfig } from '../config/app-config';
-// Loading the installed extension modules registers their entities and migrations.
-import '../extensions/installed';
-import { buildOrmOptions } from './mikro-orm.options';
-
-const config = loadConfig();
-// Migrations hold a session lock and may run long DDL: straight to PostgreSQL, never via a pooler.
-export default buildOrmOptions({ ...config, databaseUrl: config.databaseDirectUrl });
