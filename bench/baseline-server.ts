@@ -11,6 +11,8 @@ import { AddressInfo } from 'node:net';
 import { Pool } from 'pg';
 import { decodePageKey, encodePageKey } from '../src/common/pagination/page-key';
 import { toPage } from '../src/common/pagination/page-query.dto';
+import { MediaLinks } from '../src/modules/media/media-links';
+import { MEDIA_LINK_TTL_SECONDS } from '../src/modules/media/media.rules';
 import { TokenDto } from '../src/modules/tokens/dto/token.response.dto';
 import { VISIBLE_TOKEN_SQL } from '../src/modules/tokens/token.repository';
 import { tokenViewFromRow } from '../src/modules/tokens/token.view';
@@ -40,6 +42,10 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 const BALANCES = /^\/v2\/wallets\/([0-9a-f-]{36})\/nft-balances$/;
 const TOKEN = /^\/v1\/tokens\/([0-9a-f-]{36})$/;
 
+/** Thumbnail links are signed per answer, as the service does (the key's value does not matter here). */
+const linksNow = (host: string | undefined) =>
+  new MediaLinks(`http://${host ?? 'localhost'}`, Buffer.alloc(32, 1), Math.floor(Date.now() / 1000) + MEDIA_LINK_TTL_SECONDS);
+
 const server = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://baseline');
   void (async () => {
@@ -61,13 +67,16 @@ const server = createServer((req, res) => {
         const rows = heldTokensFromRows((await pool.query(text, params)).rows);
         if (rows === null) return send(res, 404, { code: 'WALLET_NOT_FOUND' });
         const page = toPage(rows, pageSize, (last) => encodePageKey([last.tokenId]));
-        return send(res, 200, { nftTokenBalances: page.items.map((item) => NftTokenBalanceDto.from(item)), nextPageKey: page.nextPageKey });
+        return send(res, 200, {
+          nftTokenBalances: page.items.map((item) => NftTokenBalanceDto.from(item, linksNow(req.headers.host))),
+          nextPageKey: page.nextPageKey,
+        });
       }
       match = TOKEN.exec(url.pathname);
       if (match) {
         const rows = (await pool.query(TOKEN_SQL, [organizationId, match[1]])).rows;
         if (rows.length === 0) return send(res, 404, { code: 'TOKEN_NOT_FOUND' });
-        return send(res, 200, TokenDto.from(tokenViewFromRow(rows[0], 'tk_')));
+        return send(res, 200, TokenDto.from(tokenViewFromRow(rows[0], 'tk_'), linksNow(req.headers.host)));
       }
       send(res, 404, { code: 'ROUTE_NOT_FOUND' });
     } catch (error) {

@@ -2,6 +2,8 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from 'pg';
 import { loadConfig } from '../src/config/app-config';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
+import { MediaRepository } from '../src/modules/media/media.repository';
+import { MediaService } from '../src/modules/media/media.service';
 import { ENTITIES } from '../src/orm-model';
 import { DomainEventPublisher } from '../src/modules/domain-events/domain-event.publisher';
 import { Token } from '../src/modules/tokens/token.entity';
@@ -42,7 +44,7 @@ export async function chainLedgerScenario(ctx: {
     const em = orm.em.fork();
     const events = new DomainEventPublisher();
     const service = new ChainMovementsService(
-      new TokensService(em, em.getRepository(Token), events),
+      new TokensService(em, em.getRepository(Token), events, new MediaService(new MediaRepository(em))),
       new WalletsService(em, em.getRepository(Wallet), events),
       events,
     );

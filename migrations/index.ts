@@ -24,6 +24,7 @@ import { Migration20261126040000OrderedDelivery } from './Migration2026112604000
 import { Migration20261126070000IndexOnlyReads } from './Migration20261126070000IndexOnlyReads';
 import { Migration20261127035501OneOpenWalletSync } from './Migration20261127035501OneOpenWalletSync';
 import { Migration20261127040449MetadataFairness } from './Migration20261127040449MetadataFairness';
+import { Migration20261127041604Media } from './Migration20261127041604Media';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261126070000IndexOnlyReads', class: Migration20261126070000IndexOnlyReads },
   { name: 'Migration20261127035501OneOpenWalletSync', class: Migration20261127035501OneOpenWalletSync },
   { name: 'Migration20261127040449MetadataFairness', class: Migration20261127040449MetadataFairness },
+  { name: 'Migration20261127041604Media', class: Migration20261127041604Media },
 ];

@@ -14,6 +14,7 @@ import { AuditModule } from './modules/audit/audit.module';
 import { ChainModule } from './modules/chain/chain.module';
 import { DomainEventsModule } from './modules/domain-events/domain-events.module';
 import { HealthModule } from './modules/health/health.module';
+import { MediaModule } from './modules/media/media.module';
 import { OrganizationsModule } from './modules/organizations/organizations.module';
 import { OrganizationsService } from './modules/organizations/organizations.service';
 import { PortalModule } from './modules/portal/portal.module';
@@ -49,6 +50,7 @@ export class AppModule {
         OrganizationsModule,
         DomainEventsModule,
         WalletsModule,
+        MediaModule,
         TokensModule,
         TransactionsModule,
         // Delivery runs in worker processes; an indexer only follows chains.

@@ -10,7 +10,7 @@ import { configureApp } from './configure-app';
 import { migrateDatabase } from './database/migrate';
 import { ChainIdMismatchError, checkChainIds } from './modules/chain/chain-clients';
 import { ormModel } from './orm-model';
-import { checkDependencies, StartupError } from './startup-checks';
+import { checkDependencies, checkMediaStorage, StartupError } from './startup-checks';
 
 async function bootstrap(): Promise<void> {
   let config: AppConfig;
@@ -25,6 +25,7 @@ async function bootstrap(): Promise<void> {
   }
 
   await checkDependencies(config);
+  await checkMediaStorage(config);
   const chainWarnings = await checkChainIds(config).catch((error: unknown) => {
     throw error instanceof ChainIdMismatchError ? new StartupError(error.message) : error;
   });

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import type { AppConfig } from './config/app-config';
 import { createRedisConnection } from './common/redis/redis-connection';
+import { mediaDirectoryProblem } from './modules/media/media-storage';
 
 /** How long start-up waits for each dependency before saying it cannot reach it. */
 const DEPENDENCY_WAIT_MS = 10_000;
@@ -63,4 +64,11 @@ export async function checkDependencies(config: AppConfig): Promise<void> {
   } finally {
     redis.disconnect();
   }
+}
+
+/** MEDIA_STORAGE as a directory: created if missing and writable, or start-up stops with one line naming it. */
+export async function checkMediaStorage(config: AppConfig): Promise<void> {
+  if (config.media.storage.kind !== 'directory') return;
+  const problem = await mediaDirectoryProblem(config.media.storage.path);
+  if (problem !== null) throw new StartupError(problem);
 }

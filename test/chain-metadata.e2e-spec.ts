@@ -1,3 +1,4 @@
+import sharp from 'sharp';
 import { Address } from 'viem';
 import { ERC1155_ABI, ERC721_ABI, LocalChain, erc1155HexId } from './support/evm';
 import { bearer, createApiKey, createOrganization, expectProblem, TestOrganization } from './support/factories';
@@ -157,6 +158,34 @@ describe('chain token metadata', () => {
       expect(token).toMatchObject({ metadataStatus: 'ok', metadata: expect.objectContaining({ name: 'From IPFS' }) });
     });
 
+    it('fetches the image a chain token’s metadata names, as for a token written through the API', async () => {
+      const png = await sharp({ create: { width: 40, height: 20, channels: 3, background: '#00ff00' } })
+        .png()
+        .toBuffer();
+      meta.routes.set('/images/chain.png', (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(png));
+      const id = await mint721(`${meta.origin}/with-image.json`);
+      meta.json('/with-image.json', { name: 'Pictured', image: `${meta.origin}/images/chain.png` });
+      const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
+      const token = await waitUntil(
+        () => tokenOf(t, org, tokenId),
+        (got) => got.media.status !== 'pending' && got.media.status !== 'none',
+        30_000,
+      );
+      expect(token.media).toMatchObject({ status: 'ok', error: null, width: 40, height: 20, contentType: 'image/png' });
+      expect(token.media.thumbnails.small).toContain(`/v1/media/${token.media.sha256}/64.webp?exp=`);
+      const mediaHooks = await waitUntil(
+        () =>
+          receiver.received.filter((w) => {
+            const body = w.body as { resourceId?: string; changes?: Record<string, unknown> | null };
+            return body.resourceId === tokenId && body.changes != null && 'media' in body.changes;
+          }),
+        (hooks) => hooks.length >= 1,
+      );
+      expect(mediaHooks.map((w) => w.body.changes)).toEqual([
+        { media: { status: 'ok', error: null, width: 40, height: 20, contentType: 'image/png', sha256: token.media.sha256 } },
+      ]);
+    });
+
     it('refuses a document over the size cap, for good, and says so on the token', async () => {
       const id = await mint721(`${meta.origin}/big.json`);
       // Chunked, without content-length: the cap holds on the bytes read, not on a header.
@@ -215,7 +244,7 @@ describe('chain token metadata', () => {
 
       meta.json('/refresh.json', { name: 'After', description: 'Same' });
       const res = await t.http().post(`/v1/tokens/${tokenId}/metadata/refresh`).set(bearer(org.adminKey)).expect(202);
-      expect(res.body).toEqual({ tokenId, metadataStatus: 'pending' });
+      expect(res.body).toEqual({ tokenId, metadataStatus: 'pending', mediaStatus: 'none' });
       await waitUntil(
         () => tokenOf(t, org, tokenId),
         (token) => token.metadata.name === 'After' && token.metadataStatus === 'ok',
@@ -238,7 +267,7 @@ describe('chain token metadata', () => {
       expect(events.map((e) => e.action)).toEqual(['create', 'update', 'update']);
     });
 
-    it('refresh: unknown or hidden tokens are 404, API tokens 422, read keys 403, and nothing changes', async () => {
+    it('refresh: unknown or hidden tokens are 404, API tokens refresh only their media, read keys 403', async () => {
       const auth = bearer(org.adminKey);
       expectProblem(await t.http().post(`/v1/tokens/${UNKNOWN_ID}/metadata/refresh`).set(auth), 404, 'TOKEN_NOT_FOUND');
 
@@ -248,8 +277,8 @@ describe('chain token metadata', () => {
         .set(auth)
         .send({ contractAddress: nft, blockchainTokenId: '424242', metadata: { name: 'API' } })
         .expect(201);
-      const refused = await t.http().post(`/v1/tokens/${apiToken.body.id}/metadata/refresh`).set(auth);
-      expectProblem(refused, 422, 'TOKEN_NOT_ON_CHAIN');
+      const accepted = await t.http().post(`/v1/tokens/${apiToken.body.id}/metadata/refresh`).set(auth).expect(202);
+      expect(accepted.body).toEqual({ tokenId: apiToken.body.id, metadataStatus: 'ok', mediaStatus: 'none' });
       expect((await tokenOf(t, org, apiToken.body.id)).metadataStatus).toBe('ok');
 
       const readKey = await createApiKey(t, org.id, ['read']);

@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
@@ -146,6 +149,17 @@ describe('the real entry point', () => {
       });
     });
 
+    it('refuses a MEDIA_STORAGE directory it cannot create, with one line naming it', async () => {
+      const file = join(mkdtempSync(join(tmpdir(), 'media-storage-')), 'a-file');
+      writeFileSync(file, '');
+      const refused = start({ MEDIA_STORAGE: join(file, 'media') });
+      await expect(refused).rejects.toMatchObject({ code: 1 });
+      const { stderr } = await refused.catch((error: { stderr: string }) => error);
+      expect(stderr.trim().split('\n')).toEqual([
+        `MEDIA_STORAGE ${join(file, 'media')} cannot be used: ENOTDIR (it must be a directory this process can create and write)`,
+      ]);
+    });
+
     it('refuses production without an explicit key, and with the development key', async () => {
       const refused = start({ NODE_ENV: 'production' });
       await expect(refused).rejects.toMatchObject({
@@ -156,6 +170,7 @@ describe('the real entry point', () => {
       const { stderr } = await refused.catch((error: { stderr: string }) => error);
       expect(stderr).toContain('AUDIT_CHAIN_KEY is required when NODE_ENV=production');
       expect(stderr).toContain('METRICS_TOKEN or METRICS_PORT is required when NODE_ENV=production');
+      expect(stderr).toContain('MEDIA_SIGNING_KEY is required when NODE_ENV=production');
       const developmentKey = Buffer.alloc(32, 'nft-wallet-development-key-32byt').toString('base64');
       await expect(start({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: developmentKey })).rejects.toMatchObject({
         code: 1,

@@ -116,6 +116,36 @@ describe('wallets: POST /v1/wallets, GET /v1/wallets, GET /v1/wallets/{walletId}
     expect(pages).toBe(3);
   });
 
+  it('finds the wallets at an address (any accepted case), only its own organization’s', async () => {
+    const address = newAddress();
+    const first = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: 'A', address }).expect(201);
+    const second = await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: 'B', address }).expect(201);
+    await t.http().post('/v1/wallets').set(bearer(org.adminKey)).send({ name: 'elsewhere', address: newAddress() }).expect(201);
+    const other = await createOrganization(t);
+    await t.http().post('/v1/wallets').set(bearer(other.adminKey)).send({ address }).expect(201);
+    for (const form of [address, checksum(address), `0x${address.slice(2).toUpperCase()}`]) {
+      const res = await t.http().get('/v1/wallets').query({ address: form }).set(bearer(org.adminKey)).expect(200);
+      expect(res.body).toEqual({ wallets: [first.body, second.body], nextPageKey: null });
+    }
+    const paged = await t.http().get('/v1/wallets').query({ address, pageSize: 1 }).set(bearer(org.adminKey)).expect(200);
+    expect(paged.body.wallets).toEqual([first.body]);
+    const rest = await t
+      .http()
+      .get('/v1/wallets')
+      .query({ address, pageSize: 1, pageKey: paged.body.nextPageKey })
+      .set(bearer(org.adminKey));
+    expect(rest.body.wallets).toEqual([second.body]);
+    expect((await t.http().get('/v1/wallets').query({ address: newAddress() }).set(bearer(org.adminKey)).expect(200)).body.wallets).toEqual(
+      [],
+    );
+    const wrongChecksum = checksum(address)
+      .replace(/[a-f]/, (c) => c.toUpperCase())
+      .replace(/[A-F](?=[^A-F]*$)/, (c) => c.toLowerCase());
+    for (const bad of ['0x1234', 'not an address', wrongChecksum === checksum(address) ? '0xZZ' : wrongChecksum]) {
+      expectProblem(await t.http().get('/v1/wallets').query({ address: bad }).set(bearer(org.adminKey)), 400, 'INVALID_ADDRESS');
+    }
+  });
+
   it('400 for bad paging and a path id that is not a UUID', async () => {
     expectProblem(await t.http().get('/v1/wallets?pageSize=0').set(bearer(org.adminKey)), 400, 'VALIDATION_FAILED');
     expectProblem(await t.http().get('/v1/wallets?pageKey=nope!').set(bearer(org.adminKey)), 400, 'INVALID_PAGE_KEY');

@@ -10,6 +10,7 @@ const PRODUCTION = {
   NODE_ENV: 'production',
   AUDIT_CHAIN_KEY: Buffer.alloc(32, 5).toString('base64'),
   METRICS_TOKEN: 'metrics-token-0123456789',
+  MEDIA_SIGNING_KEY: Buffer.alloc(32, 6).toString('base64'),
 };
 
 describe('loadConfig', () => {
@@ -181,6 +182,35 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads MEDIA_SIGNING_KEY (32 bytes, base64), a development key outside production, required in production', () => {
+    const key = Buffer.alloc(32, 4);
+    expect(loadConfig({ MEDIA_SIGNING_KEY: key.toString('base64') }).media.signingKey.equals(key)).toBe(true);
+    expect(loadConfig({}).media.signingKey).toHaveLength(32);
+    expect(() => loadConfig({ MEDIA_SIGNING_KEY: Buffer.alloc(31).toString('base64') })).toThrow(
+      new ConfigError('Invalid configuration:\n  - MEDIA_SIGNING_KEY must be 32 bytes encoded in base64'),
+    );
+    const { MEDIA_SIGNING_KEY: _omitted, ...withoutKey } = PRODUCTION;
+    const productionKey = Buffer.alloc(32, 9).toString('base64');
+    expect(() => loadConfig({ ...withoutKey, SECRETS_ENCRYPTION_KEY: productionKey })).toThrow(
+      new ConfigError('Invalid configuration:\n  - MEDIA_SIGNING_KEY is required when NODE_ENV=production (32 bytes, base64)'),
+    );
+    const developmentKey = loadConfig({}).media.signingKey.toString('base64');
+    expect(() => loadConfig({ ...PRODUCTION, SECRETS_ENCRYPTION_KEY: productionKey, MEDIA_SIGNING_KEY: developmentKey })).toThrow(
+      /MEDIA_SIGNING_KEY must not use the development key when NODE_ENV=production/,
+    );
+  });
+
+  it('reads MEDIA_STORAGE: postgres by default, or an absolute directory', () => {
+    expect(loadConfig({}).media.storage).toEqual({ kind: 'postgres' });
+    expect(loadConfig({ MEDIA_STORAGE: 'postgres' }).media.storage).toEqual({ kind: 'postgres' });
+    expect(loadConfig({ MEDIA_STORAGE: '/var/lib/nftw/media/' }).media.storage).toEqual({ kind: 'directory', path: '/var/lib/nftw/media' });
+    for (const bad of ['media', './media', 'Postgres', 's3://bucket']) {
+      expect(() => loadConfig({ MEDIA_STORAGE: bad })).toThrow(
+        new ConfigError(`Invalid configuration:\n  - MEDIA_STORAGE must be postgres or an absolute directory path (got "${bad}")`),
+      );
+    }
+  });
+
   describe('strict mode does not hinge on spelling', () => {
     const productionKey = Buffer.alloc(32, 9).toString('base64');
 
@@ -207,6 +237,7 @@ describe('loadConfig', () => {
         expect.stringMatching(/^WEBHOOK_ALLOW_PRIVATE_NETWORKS=true/),
         expect.stringMatching(/^AUDIT_CHAIN_KEY unset/),
         expect.stringMatching(/^METRICS_TOKEN and METRICS_PORT unset/),
+        expect.stringMatching(/^MEDIA_SIGNING_KEY unset/),
       ]);
       expect(
         loadConfig({
@@ -215,6 +246,7 @@ describe('loadConfig', () => {
           WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
           AUDIT_CHAIN_KEY: productionKey,
           METRICS_PORT: '9464',
+          MEDIA_SIGNING_KEY: productionKey,
         }).relaxedDefaults,
       ).toEqual([]);
     });

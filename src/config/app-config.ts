@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ChainConfig, chainConfig, chainVariables } from './chain-config';
 import { parseDuration, parseDurationList } from './duration';
 import { EgressConfig, egressConfig, egressVariables } from './egress-config';
+import { MediaConfig, mediaConfig, mediaVariables } from './media-config';
 import { secretKeyring, SecretKeyring, secretsVariables } from './secrets-config';
 import { TracingConfig, tracingConfig, tracingVariables } from './tracing-config';
 import { parseTrustProxy } from './trust-proxy';
@@ -132,6 +133,8 @@ export abstract class AppConfig {
     readonly host: string;
   };
   abstract readonly chain: ChainConfig;
+  /** Token images and their thumbnails (README.md "Images"). */
+  abstract readonly media: MediaConfig;
   /** OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT); null when off. */
   abstract readonly tracing: TracingConfig | null;
 }
@@ -228,6 +231,7 @@ const envSchema = (production: boolean) =>
     METRICS_PORT: int(null, 1, 65535),
     METRICS_HOST: text('127.0.0.1'),
     ...chainVariables,
+    ...mediaVariables(production),
     ...tracingVariables,
   });
 
@@ -255,6 +259,11 @@ const GUARDED: readonly { unset: string[]; required?: string; relaxed: string }[
     unset: ['METRICS_TOKEN', 'METRICS_PORT'],
     required: 'METRICS_TOKEN or METRICS_PORT is required when NODE_ENV=production (/metrics is not served openly)',
     relaxed: 'METRICS_TOKEN and METRICS_PORT unset (/metrics open on the API port)',
+  },
+  {
+    unset: ['MEDIA_SIGNING_KEY'],
+    required: 'MEDIA_SIGNING_KEY is required when NODE_ENV=production (32 bytes, base64)',
+    relaxed: 'MEDIA_SIGNING_KEY unset (thumbnail links signed with the published development key)',
   },
 ];
 
@@ -337,6 +346,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     audit: { retentionMs: e.AUDIT_RETENTION, pruneIntervalMs: e.AUDIT_PRUNE_INTERVAL, chainKey: e.AUDIT_CHAIN_KEY },
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
     chain: chainConfig(e),
+    media: mediaConfig(e),
     tracing: tracingConfig(e),
   };
 }

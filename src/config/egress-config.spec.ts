@@ -7,6 +7,7 @@ const PRODUCTION = {
   AUDIT_CHAIN_KEY: Buffer.alloc(32, 5).toString('base64'),
   METRICS_TOKEN: 'metrics-token-0123456789',
   SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
+  MEDIA_SIGNING_KEY: Buffer.alloc(32, 6).toString('base64'),
 };
 const within = (port: number, ranges: readonly PortRange[]) => ranges.some(([from, to]) => port >= from && port <= to);
 

@@ -61,6 +61,9 @@ export async function createOrgFixture(t: TestApp, receiver: TestReceiver): Prom
       contractAddress,
       // An endpoint beside the default one, which (unlike the default) a DELETE can remove.
       endpointId: endpoint.body.id,
+      // A thumbnail's path (its link's query, the signature, is what the matrix leaves out).
+      sha256: 'ab'.repeat(32),
+      file: '256.webp',
     },
   };
 }

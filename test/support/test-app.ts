@@ -41,6 +41,9 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Rec
     WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,400ms',
     WEBHOOK_TIMEOUT_MS: '1000',
     OUTBOX_POLL_INTERVAL: '200ms',
+    // Token images are fetched in the background: an ipfs:// image of a suite about something else
+    // goes to a closed port on loopback, never to the public gateway. Media suites name their own.
+    IPFS_GATEWAY_URL: 'http://127.0.0.1:9/ipfs/',
     WEBHOOK_RECONCILE_INTERVAL: '500ms',
     ...overrides,
   };

@@ -195,7 +195,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organization's wallets, oldest first */
+        /** List the organization's wallets, oldest first; with `address`, the wallets at that address */
         get: operations["listWallets"];
         put?: never;
         /** Create a wallet (emits custodialAccount / Wallet / create) */
@@ -215,6 +215,26 @@ export interface paths {
         };
         /** Get one wallet */
         get: operations["getWallet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/media/{sha256}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A thumbnail of a token image, WebP, by a signed link from the token’s `media.thumbnails` (no API key)
+         * @description Public: the signed link is the credential. Cached by browsers and proxies for a day (`Cache-Control: public, max-age=86400, immutable`).
+         */
+        get: operations["getThumbnail"];
         put?: never;
         post?: never;
         delete?: never;
@@ -267,7 +287,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Fetch the metadata of a chain token again from its token URI, in the background (emits nft / Token / update when a field changes) */
+        /** Fetch a token again in the background: a chain token’s metadata from its token URI (emits nft / Token / update when a field changes), and any token’s image, even from a URL fetched before (emits nft / Token / update with `media` when it ends) */
         post: operations["refreshTokenMetadata"];
         delete?: never;
         options?: never;
@@ -1239,6 +1259,48 @@ export interface components {
             creatorImageUrl: string | null;
             creatorExternalPageUrl: string | null;
         };
+        ThumbnailLinksDto: {
+            /**
+             * Format: uri
+             * @description 64 pixels wide (or the original’s width when narrower), WebP.
+             */
+            small: string;
+            /**
+             * Format: uri
+             * @description 256 pixels wide (or narrower), WebP.
+             */
+            medium: string;
+            /**
+             * Format: uri
+             * @description 1024 pixels wide (or narrower), WebP.
+             */
+            large: string;
+        };
+        TokenMediaDto: {
+            /**
+             * @description `none`: no image. `pending`: being fetched (what the write that set or changed the image answers). `ok`: fetched, thumbnails ready. `failed`: see `error`.
+             * @enum {string}
+             */
+            status: "none" | "pending" | "ok" | "failed";
+            /**
+             * @description `failed` only. FETCH_FAILED and TIMEOUT are retried (after about 2 s, 10 s, 1 min, 5 min and 30 min); the others stand until the image changes or POST /v1/tokens/{tokenId}/metadata/refresh.
+             * @enum {string|null}
+             */
+            error: "FETCH_FAILED" | "TOO_LARGE" | "TIMEOUT" | "UNSUPPORTED_MEDIA" | "BLOCKED_BY_URL_POLICY" | null;
+            /** @description The original’s width in pixels as shown (orientation applied). */
+            width: number | null;
+            /** @description The original’s height in pixels as shown. */
+            height: number | null;
+            /**
+             * @description The original’s type, judged by its bytes.
+             * @enum {string|null}
+             */
+            contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp" | "image/avif" | "image/svg+xml" | null;
+            /** @description SHA-256 of the original bytes, lowercase hex. */
+            sha256: string | null;
+            /** @description Signed links, valid 24 h, on the origin the request came to; no API key needed (an <img> can load them). */
+            thumbnails: components["schemas"]["ThumbnailLinksDto"] | null;
+        };
         TokenDto: {
             /** Format: uuid */
             id: string;
@@ -1267,6 +1329,8 @@ export interface components {
             /** @description Why the last metadata fetch failed; null otherwise. */
             metadataError: string | null;
             metadata: components["schemas"]["TokenMetadataDto"];
+            /** @description The image named by `metadata.image`, fetched by the service, with thumbnails it serves itself (README.md "Images"). */
+            media: components["schemas"]["TokenMediaDto"];
         };
         UpdateTokenRequestDto: {
             /** @description Fields to change; absent fields are kept, null clears. */
@@ -1276,10 +1340,15 @@ export interface components {
             /** Format: uuid */
             tokenId: string;
             /**
-             * @description The token is `pending` until the fetch ends: `ok`, or `failed` with `metadataError` on the token.
+             * @description A chain token is `pending` until the fetch ends: `ok`, or `failed` with `metadataError` on the token. A token recorded through the API has no token URI: its metadata stays as written (`ok`).
              * @enum {string}
              */
-            metadataStatus: "pending";
+            metadataStatus: "pending" | "ok";
+            /**
+             * @description The token’s image is fetched again (`pending`, see `media` on the token); `none` when it has no image.
+             * @enum {string}
+             */
+            mediaStatus: "pending" | "none";
         };
         CreateTransactionRequestDto: {
             /**
@@ -3500,6 +3569,8 @@ export interface operations {
                 pageSize?: number;
                 /** @description Opaque key from the previous page's `nextPageKey`. */
                 pageKey?: string;
+                /** @description Only the wallets at this EVM address (any case; a mixed-case address must be valid EIP-55). */
+                address?: string;
             };
             header?: never;
             path?: never;
@@ -3760,6 +3831,72 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getThumbnail: {
+        parameters: {
+            query?: {
+                /** @description The link’s signature; part of every link. */
+                sig?: unknown;
+                /** @description Unix seconds after which the link is refused; part of every link. */
+                exp?: unknown;
+            };
+            header?: never;
+            path: {
+                /** @description SHA-256 of the original image, lowercase hex. */
+                sha256: string;
+                /** @description The width and format: `64.webp`, `256.webp` or `1024.webp`. */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thumbnail (image/webp). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/webp": string;
+                };
+            };
+            /** @description Bad Request: VALIDATION_FAILED. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description MEDIA_LINK_INVALID: `sig` missing or wrong, or `exp` passed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description MEDIA_NOT_FOUND: a rightly signed link naming no stored image or width. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4130,15 +4267,6 @@ export interface operations {
             };
             /** @description TOKEN_NOT_FOUND: unknown, another organization’s, or hidden by the whitelist. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description TOKEN_NOT_ON_CHAIN: the token was recorded through the API (no chainId). */
-            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -98,6 +98,11 @@ export const ERROR_CATALOGUE = {
   },
   INVALID_METRICS_TOKEN: { status: 401, title: 'Unauthorized', meaning: 'The `/metrics` bearer token is not valid.' },
   FORBIDDEN: { status: 403, title: 'Forbidden', meaning: 'The API key lacks a role the route requires.', documentedOn: ['apiKey'] },
+  MEDIA_LINK_INVALID: {
+    status: 403,
+    title: 'Forbidden',
+    meaning: 'A thumbnail link’s `sig` is missing or wrong, or its `exp` has passed: read the token again for a fresh link.',
+  },
   // 404
   NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'Not found (a 404 raised by the framework).' },
   ROUTE_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'No route for this method and path (or this process serves no API).' },
@@ -124,6 +129,12 @@ export const ERROR_CATALOGUE = {
     title: 'Not Found',
     meaning: 'The wallet is unknown, or another organization’s.',
     documentedOn: ['path:walletId'],
+  },
+  MEDIA_NOT_FOUND: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'A rightly signed thumbnail link names no stored image or width.',
+    documentedOn: ['path:sha256', 'path:file'],
   },
   TOKEN_NOT_FOUND: {
     status: 404,
@@ -230,11 +241,6 @@ export const ERROR_CATALOGUE = {
     status: 422,
     title: 'Unprocessable Entity',
     meaning: 'A replay reaches back past WEBHOOK_RETENTION; those webhooks are no longer kept.',
-  },
-  TOKEN_NOT_ON_CHAIN: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The token was recorded through the API, so it has no on-chain metadata.',
   },
   UNKNOWN_CHAIN: { status: 422, title: 'Unprocessable Entity', meaning: 'The chain is not followed by this service.' },
   WALLET_HAS_NO_ADDRESS: {

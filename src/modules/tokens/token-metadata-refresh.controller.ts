@@ -1,12 +1,5 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
-import {
-  ApiAcceptedResponse,
-  ApiNotFoundResponse,
-  ApiOperation,
-  ApiProperty,
-  ApiTags,
-  ApiUnprocessableEntityResponse,
-} from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiNotFoundResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
@@ -17,10 +10,17 @@ export class MetadataRefreshAcceptedDto {
   @ApiProperty({ format: 'uuid' })
   tokenId: string;
   @ApiProperty({
-    enum: ['pending'],
-    description: 'The token is `pending` until the fetch ends: `ok`, or `failed` with `metadataError` on the token.',
+    enum: ['pending', 'ok'],
+    description:
+      'A chain token is `pending` until the fetch ends: `ok`, or `failed` with `metadataError` on the token. A token recorded ' +
+      'through the API has no token URI: its metadata stays as written (`ok`).',
   })
-  metadataStatus: 'pending';
+  metadataStatus: 'pending' | 'ok';
+  @ApiProperty({
+    enum: ['pending', 'none'],
+    description: 'The token’s image is fetched again (`pending`, see `media` on the token); `none` when it has no image.',
+  })
+  mediaStatus: 'pending' | 'none';
 }
 
 @ApiTags('Tokens')
@@ -34,13 +34,13 @@ export class TokenMetadataRefreshController {
   @ApiOperation({
     operationId: 'refreshTokenMetadata',
     summary:
-      'Fetch the metadata of a chain token again from its token URI, in the background (emits nft / Token / update when a field changes)',
+      'Fetch a token again in the background: a chain token’s metadata from its token URI (emits nft / Token / update when a field ' +
+      'changes), and any token’s image, even from a URL fetched before (emits nft / Token / update with `media` when it ends)',
   })
   @ApiAcceptedResponse({ type: MetadataRefreshAcceptedDto })
   @ApiNotFoundResponse({ description: 'TOKEN_NOT_FOUND: unknown, another organization’s, or hidden by the whitelist.' })
-  @ApiUnprocessableEntityResponse({ description: 'TOKEN_NOT_ON_CHAIN: the token was recorded through the API (no chainId).' })
   async refresh(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('tokenId') tokenId: string): Promise<MetadataRefreshAcceptedDto> {
-    await this.metadata.requestMetadataRefresh(key.organizationId, tokenId);
-    return { tokenId, metadataStatus: 'pending' };
+    const { metadataStatus, mediaStatus } = await this.metadata.requestMetadataRefresh(key.organizationId, tokenId);
+    return { tokenId, metadataStatus, mediaStatus: mediaStatus === 'none' ? 'none' : 'pending' };
   }
 }

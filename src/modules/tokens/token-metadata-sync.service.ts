@@ -1,9 +1,10 @@
 import { LockMode } from '@mikro-orm/core';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
-import { unprocessable } from '../../common/errors/domain-error';
 import { queryRows } from '../../database/raw-sql';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
+import type { MediaStatus } from '../media/media.rules';
+import { MediaService } from '../media/media.service';
 import { applyMetadataPatch, METADATA_FIELDS, TokenMetadata, TokenMetadataInput } from './token-metadata.rules';
 import { ChainStandard, Token } from './token.entity';
 import { TokensService } from './tokens.service';
@@ -60,6 +61,7 @@ export class TokenMetadataSyncService {
     private readonly em: EntityManager,
     private readonly tokens: TokensService,
     private readonly events: DomainEventPublisher,
+    private readonly media: MediaService,
   ) {}
 
   /**
@@ -216,6 +218,14 @@ export class TokenMetadataSyncService {
       token.metadataError = null;
       token.metadataAttempts = 0;
       token.metadataNextAttemptAt = null;
+      if ('image' in changes) {
+        await this.media.imageChanged(em, {
+          id: token.id,
+          organizationId: token.organizationId,
+          contractAddress: token.contractAddress,
+          image: token.image,
+        });
+      }
       if (Object.keys(changes).length > 0) {
         this.events.publish(em, token.organizationId, {
           webhookType: 'nft',
@@ -245,26 +255,28 @@ export class TokenMetadataSyncService {
   }
 
   /**
-   * Asks for the metadata of a chain token to be fetched again: status `pending`, retries reset,
-   * due now. Due now, not "never tried": the token queues in its organization's turn behind the
-   * tokens already waiting, so refreshing again and again never puts it ahead of other
-   * organizations' tokens. A token the caller cannot see (unknown, another organization's, hidden
-   * by the whitelist) is 404 as on every read; a token recorded through the API has no token URI (422).
+   * Asks for a token to be fetched again: a chain token's metadata (status `pending`, retries
+   * reset, due now) and any token's image, even from a URL fetched before. Due now, not "never
+   * tried": the token queues in its organization's turn behind the tokens already waiting, so
+   * refreshing again and again never puts it ahead of other organizations' tokens. A token the
+   * caller cannot see (unknown, another organization's, hidden by the whitelist) is 404 as on every
+   * read; a token recorded through the API has no token URI, so only its image is fetched again.
    */
-  async requestMetadataRefresh(organizationId: string, tokenId: string): Promise<void> {
+  async requestMetadataRefresh(
+    organizationId: string,
+    tokenId: string,
+  ): Promise<{ metadataStatus: 'pending' | 'ok'; mediaStatus: MediaStatus }> {
     await this.tokens.getVisible(organizationId, tokenId);
-    const updated = await queryRows<{ id: string }>(
-      this.em,
-      `update "token" set "metadata_status" = 'pending', "metadata_error" = null, "metadata_attempts" = 0, "metadata_next_attempt_at" = now()
-        where "organization_id" = ? and "id" = ? and "chain_id" is not null
-        returning "id"`,
-      [organizationId, tokenId],
-    );
-    if (updated.length === 0) {
-      throw unprocessable(
-        'TOKEN_NOT_ON_CHAIN',
-        `Token ${tokenId} was recorded through the API (it has no chainId): there is no token URI to fetch its metadata from.`,
+    return this.em.fork().transactional(async (em) => {
+      const updated = await queryRows<{ id: string }>(
+        em,
+        `update "token" set "metadata_status" = 'pending', "metadata_error" = null, "metadata_attempts" = 0, "metadata_next_attempt_at" = now()
+          where "organization_id" = ? and "id" = ? and "chain_id" is not null
+          returning "id"`,
+        [organizationId, tokenId],
       );
-    }
+      const media = await this.media.refresh(em, tokenId);
+      return { metadataStatus: updated.length > 0 ? 'pending' : 'ok', mediaStatus: media.status };
+    });
   }
 }

@@ -1,3 +1,5 @@
+import type { MediaState } from '../media/media.rules';
+import { mediaStateFromColumn, tokenMediaColumnSql } from '../media/token-media.view';
 import { whitelistVisibleSql } from '../whitelist/whitelist-filter';
 import { METADATA_FIELDS, MetadataField, TokenMetadata } from './token-metadata.rules';
 import type { MetadataStatus } from './token.entity';
@@ -15,9 +17,13 @@ export interface TokenView extends TokenMetadata {
   chainId: number | null;
   metadataStatus: MetadataStatus;
   metadataError: string | null;
+  /** The image's fetch and thumbnails (README.md "Images"). */
+  media: MediaState;
 }
 
-const COLUMNS: Record<keyof TokenView, string> = {
+type ColumnField = Exclude<keyof TokenView, 'media'>;
+
+const COLUMNS: Record<ColumnField, string> = {
   id: 'id',
   organizationId: 'organization_id',
   contractAddress: 'contract_address',
@@ -41,12 +47,14 @@ const COLUMNS: Record<keyof TokenView, string> = {
 const SAFE_IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
 /**
- * The select list of a token, each column aliased `<prefix><field>`.
+ * The select list of a token, each column aliased `<prefix><field>`, its media as one more
+ * (the media module's, read by index probe in the same statement).
  * @param alias SQL alias of the `token` table in the caller's query (a trusted identifier).
  */
 export function tokenColumnsSql(alias: string, prefix: string): string {
   if (!SAFE_IDENTIFIER.test(alias) || !SAFE_IDENTIFIER.test(prefix)) throw new Error('unsafe SQL identifier');
-  return (Object.keys(COLUMNS) as (keyof TokenView)[]).map((field) => `${alias}."${COLUMNS[field]}" as "${prefix}${field}"`).join(', ');
+  const columns = (Object.keys(COLUMNS) as ColumnField[]).map((field) => `${alias}."${COLUMNS[field]}" as "${prefix}${field}"`);
+  return [...columns, `${tokenMediaColumnSql(alias)} as "${prefix}media"`].join(', ');
 }
 
 /** The token visibility rule of every read (the organization's whitelist), as an SQL condition. */
@@ -68,6 +76,7 @@ export function tokenViewFromRow(row: Record<string, unknown>, prefix: string): 
     metadataStatus: value('metadataStatus') ?? 'ok',
     metadataError: value('metadataError') ?? null,
   } as TokenView;
+  view.media = mediaStateFromColumn((value('image') as string | null | undefined) ?? null, row[`${prefix}media`]);
   for (const field of METADATA_FIELDS) {
     const raw = value(field);
     (view as unknown as Record<string, unknown>)[field] =

@@ -1,6 +1,7 @@
 import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { Module } from '@nestjs/common';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
+import { MediaModule } from '../media/media.module';
 import { Token } from './token.entity';
 import { TokenMetadataRefreshController } from './token-metadata-refresh.controller';
 import { TokenMetadataSyncService } from './token-metadata-sync.service';
@@ -8,7 +9,7 @@ import { TokensController } from './tokens.controller';
 import { TokensService } from './tokens.service';
 
 @Module({
-  imports: [MikroOrmModule.forFeature([Token]), DomainEventsModule],
+  imports: [MikroOrmModule.forFeature([Token]), DomainEventsModule, MediaModule],
   controllers: [TokensController, TokenMetadataRefreshController],
   providers: [TokensService, TokenMetadataSyncService],
   exports: [TokensService, TokenMetadataSyncService],

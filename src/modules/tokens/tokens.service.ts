@@ -5,6 +5,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { conflict, notFound } from '../../common/errors/domain-error';
 import { parseAddress } from '../../common/evm-address';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
+import { MediaService } from '../media/media.service';
 import type { CreateTokenRequestDto } from './dto/create-token.request.dto';
 import type { TokenMetadataRequestDto } from './dto/token-metadata.request.dto';
 import { applyMetadataPatch, emptyMetadata, METADATA_FIELDS, TokenMetadata, TokenMetadataInput } from './token-metadata.rules';
@@ -12,6 +13,7 @@ import { ChainStandard, Token } from './token.entity';
 import { queryRows } from '../../database/raw-sql';
 import { ExistingToken, TokenRepository } from './token.repository';
 import type { TokenView } from './token.view';
+import type { MediaState } from '../media/media.rules';
 
 /** A token as a chain names it, within one organization. */
 export interface ChainTokenKey {
@@ -34,14 +36,17 @@ export class TokensService {
     private readonly em: EntityManager,
     private readonly tokens: TokenRepository,
     private readonly events: DomainEventPublisher,
+    private readonly media: MediaService,
   ) {}
 
-  async create(organizationId: string, input: CreateTokenRequestDto): Promise<Token> {
+  /** Records a token; its image, if any, is fetched in the background (`media.status` `pending`). */
+  async create(organizationId: string, input: CreateTokenRequestDto): Promise<TokenView> {
     const contractAddress = parseAddress(input.contractAddress, 'contractAddress');
     const { next: metadata } = applyMetadataPatch(emptyMetadata(), metadataInput(input.metadata));
     const token = new Token({ organizationId, contractAddress, blockchainTokenId: input.blockchainTokenId, metadata });
+    let media: MediaState;
     try {
-      await this.em.transactional((em) => {
+      media = await this.em.transactional(async (em) => {
         em.persist(token);
         this.events.publish(em, organizationId, {
           webhookType: 'nft',
@@ -51,6 +56,9 @@ export class TokensService {
           changes: null,
           contractAddress,
         });
+        // The token's row first: the media row refers to it.
+        await em.flush();
+        return this.media.imageChanged(em, { id: token.id, organizationId, contractAddress, image: token.image });
       });
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException) {
@@ -61,7 +69,7 @@ export class TokensService {
       }
       throw error;
     }
-    return token;
+    return { ...viewOf(token), media };
   }
 
   /** Reads apply the whitelist: a hidden token answers exactly like an unknown one. */
@@ -74,15 +82,20 @@ export class TokensService {
   /**
    * Changes a subset of the metadata. The row is locked for the transaction so that the changes
    * reported in the event are exactly what this request changed, even under concurrent updates.
-   * A PATCH that changes nothing commits nothing and emits no event.
+   * A PATCH that changes nothing commits nothing and emits no event. Setting or changing the image
+   * starts its fetch over (`media.status` `pending`); clearing it leaves `none`.
    */
-  async updateMetadata(organizationId: string, tokenId: string, patch: TokenMetadataRequestDto): Promise<Token> {
+  async updateMetadata(organizationId: string, tokenId: string, patch: TokenMetadataRequestDto): Promise<TokenView> {
     return this.em.transactional(async (em) => {
       const token = await em.findOne(Token, { organizationId, id: tokenId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!token) throw tokenNotFound(tokenId);
       const { next, changes } = applyMetadataPatch(metadataOf(token), metadataInput(patch));
-      if (Object.keys(changes).length === 0) return token;
+      if (Object.keys(changes).length === 0) return { ...viewOf(token), media: await this.media.stateOf(em, token) };
       Object.assign(token, next);
+      const media =
+        'image' in changes
+          ? await this.media.imageChanged(em, { id: token.id, organizationId, contractAddress: token.contractAddress, image: token.image })
+          : await this.media.stateOf(em, token);
       this.events.publish(em, organizationId, {
         webhookType: 'nft',
         resourceType: 'Token',
@@ -91,7 +104,7 @@ export class TokensService {
         changes,
         contractAddress: token.contractAddress,
       });
-      return token;
+      return { ...viewOf(token), media };
     });
   }
 
@@ -209,6 +222,20 @@ export class TokensService {
       inserted.length === unique.length ? new Map(fresh.map((f) => [chainTokenKey(f.key), f.id])) : await this.findChainTokens(em, unique);
     return { tokens, created: fresh.filter((f) => insertedIds.has(f.id)).map((f) => f.id) };
   }
+}
+
+/** A token entity as a read shows it, its media aside. */
+function viewOf(token: Token): Omit<TokenView, 'media'> {
+  return {
+    ...metadataOf(token),
+    id: token.id,
+    organizationId: token.organizationId,
+    contractAddress: token.contractAddress,
+    blockchainTokenId: token.blockchainTokenId,
+    chainId: token.chainId,
+    metadataStatus: token.metadataStatus,
+    metadataError: token.metadataError,
+  };
 }
 
 function metadataOf(token: Token): TokenMetadata {

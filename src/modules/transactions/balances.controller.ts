@@ -1,9 +1,11 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, Query, Req } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
+import type { Request } from 'express';
 import { UuidParam } from '../../common/http/uuid-param';
+import { MediaLinkSigner } from '../media/media-links';
 import { BalancesService } from './balances.service';
 import { NftBalancesPageDto, NftTokenBalanceDto } from './dto/nft-balance.response.dto';
 import { NftBalancesQueryDto } from './dto/nft-balances.query.dto';
@@ -11,7 +13,10 @@ import { NftBalancesQueryDto } from './dto/nft-balances.query.dto';
 @ApiTags('Wallets')
 @Controller('v2/wallets')
 export class BalancesController {
-  constructor(private readonly balances: BalancesService) {}
+  constructor(
+    private readonly balances: BalancesService,
+    private readonly mediaLinks: MediaLinkSigner,
+  ) {}
 
   @Get(':walletId/nft-balances')
   @Auth('read')
@@ -29,8 +34,10 @@ export class BalancesController {
     @CurrentKey() key: ApiKeyPrincipal,
     @UuidParam('walletId') walletId: string,
     @Query() query: NftBalancesQueryDto,
+    @Req() req: Request,
   ): Promise<NftBalancesPageDto> {
     const page = await this.balances.walletBalances(key.organizationId, walletId, query);
-    return { nftTokenBalances: page.items.map((balance) => NftTokenBalanceDto.from(balance)), nextPageKey: page.nextPageKey };
+    const links = this.mediaLinks.forRequest(req);
+    return { nftTokenBalances: page.items.map((balance) => NftTokenBalanceDto.from(balance, links)), nextPageKey: page.nextPageKey };
   }
 }

@@ -1,6 +1,7 @@
 import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { Module } from '@nestjs/common';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
+import { MediaModule } from '../media/media.module';
 import { TokensModule } from '../tokens/tokens.module';
 import { WalletsModule } from '../wallets/wallets.module';
 import { Balance } from './balance.entity';
@@ -14,7 +15,13 @@ import { TransactionsController } from './transactions.controller';
 import { TransactionsService } from './transactions.service';
 
 @Module({
-  imports: [MikroOrmModule.forFeature([NftTransaction, Balance, IdempotencyKey]), DomainEventsModule, TokensModule, WalletsModule],
+  imports: [
+    MikroOrmModule.forFeature([NftTransaction, Balance, IdempotencyKey]),
+    DomainEventsModule,
+    TokensModule,
+    WalletsModule,
+    MediaModule,
+  ],
   controllers: [TransactionsController, BalancesController],
   providers: [TransactionsService, BalancesService, IdempotencyKeyPurger, ChainMovementsService],
   exports: [ChainMovementsService],

@@ -71,8 +71,11 @@ export class WalletRepository extends EntityRepository<Wallet> {
     return this.findOne({ organizationId, id });
   }
 
-  /** Keyset page by id (UUIDv7, so creation order). */
-  page(organizationId: string, after: string | null, limit: number): Promise<Wallet[]> {
-    return this.find(after ? { organizationId, id: { $gt: after } } : { organizationId }, { orderBy: { id: 'asc' }, limit });
+  /** Keyset page by id (UUIDv7, so creation order); with `address` (lowercase), only the wallets at that address. */
+  page(organizationId: string, after: string | null, limit: number, address: string | null = null): Promise<Wallet[]> {
+    return this.find(
+      { organizationId, ...(after ? { id: { $gt: after } } : {}), ...(address !== null ? { address } : {}) },
+      { orderBy: { id: 'asc' }, limit },
+    );
   }
 }

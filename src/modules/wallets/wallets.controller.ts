@@ -4,7 +4,7 @@ import { Auth } from '../../common/auth/access';
 import { CurrentKey } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
 import { UuidParam } from '../../common/http/uuid-param';
-import { PageQueryDto } from '../../common/pagination/page-query.dto';
+import { ListWalletsQueryDto } from './dto/list-wallets.query.dto';
 import { CreateWalletRequestDto } from './dto/create-wallet.request.dto';
 import { WalletDto, WalletPageDto } from './dto/wallet.response.dto';
 import { WalletsService } from './wallets.service';
@@ -24,10 +24,13 @@ export class WalletsController {
 
   @Get()
   @Auth('read')
-  @ApiOperation({ operationId: 'listWallets', summary: "List the organization's wallets, oldest first" })
+  @ApiOperation({
+    operationId: 'listWallets',
+    summary: "List the organization's wallets, oldest first; with `address`, the wallets at that address",
+  })
   @ApiOkResponse({ type: WalletPageDto })
-  async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: PageQueryDto): Promise<WalletPageDto> {
-    const page = await this.wallets.list(key.organizationId, query.pageSize, query.pageKey);
+  async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: ListWalletsQueryDto): Promise<WalletPageDto> {
+    const page = await this.wallets.list(key.organizationId, query.pageSize, query.pageKey, query.address);
     return { wallets: page.items.map((wallet) => WalletDto.from(wallet)), nextPageKey: page.nextPageKey };
   }
 

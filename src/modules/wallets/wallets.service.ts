@@ -1,4 +1,5 @@
 import { EntityManager } from '@mikro-orm/postgresql';
+import { parseAddress } from '../../common/evm-address';
 import { Injectable } from '@nestjs/common';
 import { notFound } from '../../common/errors/domain-error';
 import { decodePageKey, encodePageKey } from '../../common/pagination/page-key';
@@ -86,9 +87,11 @@ export class WalletsService {
     return em.getRepository(Wallet).byAddresses(addresses);
   }
 
-  async list(organizationId: string, pageSize: number, pageKey?: string): Promise<Page<Wallet>> {
+  /** A page of the organization's wallets; with `address`, only those at that address (how a wallet is found by its address). */
+  async list(organizationId: string, pageSize: number, pageKey?: string, address?: string): Promise<Page<Wallet>> {
+    const at = address === undefined ? null : parseAddress(address, 'address');
     const after = pageKey ? (decodePageKey(pageKey, ['uuid'])[0] as string) : null;
-    const rows = await this.wallets.page(organizationId, after, pageSize + 1);
+    const rows = await this.wallets.page(organizationId, after, pageSize + 1, at);
     return toPage(rows, pageSize, (last) => encodePageKey([last.id]));
   }
 }

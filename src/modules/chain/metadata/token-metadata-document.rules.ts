@@ -1,3 +1,4 @@
+import { isUnderPrefix, TrustedPrefix } from '../../../common/net/bounded-fetch';
 import { isShowableMetadataLink, METADATA_TEXT_MAX_LENGTH } from '../../tokens/token-metadata.rules';
 
 /**
@@ -45,12 +46,11 @@ export function substituteErc1155Id(uriTemplate: string, blockchainTokenId: stri
 
 export type MetadataLocation = { kind: 'data'; text: string } | { kind: 'http'; url: string; viaGateway: boolean };
 
-/** The IPFS gateway as the fetcher trusts it: its origin, and the path every fetch stays under. */
-export interface IpfsGateway {
-  origin: string;
-  /** The gateway URL's path, ending with '/' (`/ipfs/` of `https://ipfs.io/ipfs/`). */
-  path: string;
-}
+/**
+ * The IPFS gateway as the fetcher trusts it: its origin, and the path every fetch stays under
+ * (`/ipfs/` of `https://ipfs.io/ipfs/`), the trusted prefix of the bounded fetch.
+ */
+export type IpfsGateway = TrustedPrefix;
 
 export function ipfsGateway(gatewayUrl: string): IpfsGateway {
   const url = new URL(gatewayUrl);
@@ -58,9 +58,7 @@ export function ipfsGateway(gatewayUrl: string): IpfsGateway {
 }
 
 /** Whether a URL is under the gateway: its origin, and a path below the gateway's own. */
-export function isUnderGateway(url: URL, gateway: IpfsGateway): boolean {
-  return url.origin === gateway.origin && url.pathname.startsWith(gateway.path) && url.pathname.length > gateway.path.length;
-}
+export const isUnderGateway: (url: URL, gateway: IpfsGateway) => boolean = isUnderPrefix;
 
 /**
  * Where the metadata document of a token URI is: decoded in place for `data:`, an http(s) URL

@@ -1,5 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { toChecksumAddress } from '../../../common/evm-address';
+import { TokenMediaDto } from '../../media/dto/token-media.response.dto';
+import type { MediaLinks } from '../../media/media-links';
 import type { TokenMetadata } from '../token-metadata.rules';
 import { METADATA_STATUSES, MetadataStatus } from '../token.entity';
 import type { TokenView } from '../token.view';
@@ -57,8 +59,14 @@ export class TokenDto {
   metadataError: string | null;
   @ApiProperty({ type: TokenMetadataDto })
   metadata: TokenMetadataDto;
+  @ApiProperty({
+    type: TokenMediaDto,
+    description: 'The image named by `metadata.image`, fetched by the service, with thumbnails it serves itself (README.md "Images").',
+  })
+  media: TokenMediaDto;
 
-  static from(token: TokenView): TokenDto {
+  /** `links` signs the thumbnail links of this answer (on the request's origin). */
+  static from(token: TokenView, links: MediaLinks): TokenDto {
     return {
       id: token.id,
       organizationId: token.organizationId,
@@ -80,6 +88,7 @@ export class TokenDto {
         creatorImageUrl: token.creatorImageUrl,
         creatorExternalPageUrl: token.creatorExternalPageUrl,
       },
+      media: TokenMediaDto.from(token.media, links),
     };
   }
 }

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { TokenDto } from '../../tokens/dto/token.response.dto';
+import type { MediaLinks } from '../../media/media-links';
 import type { HeldToken } from '../balance.repository';
 
 export class NftTokenBalanceDto {
@@ -10,8 +11,8 @@ export class NftTokenBalanceDto {
   @ApiProperty({ type: TokenDto })
   token: TokenDto;
 
-  static from(held: HeldToken): NftTokenBalanceDto {
-    return { tokenId: held.tokenId, amount: held.amount, token: TokenDto.from(held.token) };
+  static from(held: HeldToken, links: MediaLinks): NftTokenBalanceDto {
+    return { tokenId: held.tokenId, amount: held.amount, token: TokenDto.from(held.token, links) };
   }
 }
 
