@@ -1,5 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   Abi,
@@ -70,14 +72,23 @@ export interface LocalChainOptions {
 }
 
 /** Every node started by this process, killed on exit even if a suite forgets its afterAll. */
-const running = new Set<ChildProcess>();
+/**
+ * Each running node with the home directory it was given. anvil moves the states of older blocks
+ * to files under $HOME/.foundry/anvil/tmp and removes them only when it exits cleanly; every node
+ * here is killed, so each gets a home of its own, removed with it (a suite mining thousands of
+ * blocks otherwise leaves gigabytes behind on every run).
+ */
+const running = new Map<ChildProcess, string>();
 let exitHookInstalled = false;
 
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once('exit', () => {
-    for (const child of running) child.kill('SIGKILL');
+    for (const [child, home] of running) {
+      child.kill('SIGKILL');
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 }
 
@@ -141,14 +152,16 @@ export class LocalChain {
       if (options.gasLimit !== undefined) args.push('--gas-limit', String(options.gasLimit));
       if (options.blockTimeSeconds !== undefined) args.push('--block-time', String(options.blockTimeSeconds));
       if (options.automine === false && options.blockTimeSeconds === undefined) args.push('--no-mining');
-      const child = spawn(ANVIL_BINARY, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-      running.add(child);
+      const home = mkdtempSync(join(tmpdir(), 'nftw-anvil-'));
+      const child = spawn(ANVIL_BINARY, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: home } });
+      running.set(child, home);
       let stderr = '';
       child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-4000)));
       let exited = false;
       child.once('exit', () => {
         exited = true;
         running.delete(child);
+        rmSync(home, { recursive: true, force: true });
       });
       const url = `http://127.0.0.1:${port}`;
       const deadline = Date.now() + 15_000;

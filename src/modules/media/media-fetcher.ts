@@ -30,7 +30,7 @@ export class MediaFetcher implements OnApplicationShutdown {
   async fetch(image: string): Promise<{ bytes: Buffer; fetched: boolean }> {
     const location = locateImage(image, (uri) => this.ipfsUrl(uri));
     if (location.kind === 'data') {
-      if (location.bytes.length > MEDIA_MAX_BYTES) throw new MediaFailure('TOO_LARGE', 'the data: URI is larger than 20 MiB', false);
+      if (location.bytes.length > MEDIA_MAX_BYTES) throw new MediaFailure('TOO_LARGE', 'the data: URI is larger than 20 MiB');
       return { bytes: location.bytes, fetched: false };
     }
     try {
@@ -55,7 +55,7 @@ export class MediaFetcher implements OnApplicationShutdown {
     try {
       return ipfsGatewayUrlFor(uri, this.gateway).toString();
     } catch (error) {
-      if (error instanceof MetadataFetchError) throw new MediaFailure('FETCH_FAILED', error.message, false);
+      if (error instanceof MetadataFetchError) throw new MediaFailure('FETCH_FAILED', error.message);
       throw error;
     }
   }

@@ -44,7 +44,7 @@ export interface ProcessedImage {
   thumbnails: Map<number, Thumbnail>;
 }
 
-const unsupported = (message: string) => new MediaFailure('UNSUPPORTED_MEDIA', message, false);
+const unsupported = (message: string) => new MediaFailure('UNSUPPORTED_MEDIA', message);
 
 /**
  * Turns an original into its WebP thumbnails. The type is judged by the bytes alone; then the

@@ -70,13 +70,13 @@ describe('locateImage', () => {
   });
 
   it.each(['ar://bNbA3TEQVL60xlgCcqdz4ZPHFZ711cZ3hmkpGttDt_U', 'ftp://example.com/a.png', 'data:image/png;base64,@@', 'data:,%zz'])(
-    'does not fetch %s (FETCH_FAILED, final)',
+    'does not fetch %s (FETCH_FAILED, tried again on the schedule like every FETCH_FAILED)',
     (uri) => {
       expect(() => locateImage(uri, ipfs)).toThrow(MediaFailure);
       try {
         locateImage(uri, ipfs);
       } catch (error) {
-        expect(error).toMatchObject({ error: 'FETCH_FAILED', retryable: false });
+        expect(error).toMatchObject({ error: 'FETCH_FAILED', retryable: true });
       }
     },
   );
@@ -103,10 +103,10 @@ describe('failures', () => {
     ['timeout', null, 'TIMEOUT', true],
     ['tooLarge', null, 'TOO_LARGE', false],
     ['network', null, 'FETCH_FAILED', true],
-    ['redirects', null, 'FETCH_FAILED', false],
+    ['redirects', null, 'FETCH_FAILED', true],
     ['status', 503, 'FETCH_FAILED', true],
     ['status', 404, 'FETCH_FAILED', true],
-    ['status', 403, 'FETCH_FAILED', false],
+    ['status', 403, 'FETCH_FAILED', true],
   ] as const)('%s %s is %s, retried: %s', (kind, status, code, retryable) => {
     expect(fetchFailureOf(new BoundedFetchError(kind, 'x', status))).toMatchObject({ error: code, retryable });
   });

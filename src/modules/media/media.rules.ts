@@ -59,15 +59,24 @@ export function sameMediaOutcome(a: MediaState, b: MediaState): boolean {
   );
 }
 
-/** A failed attempt: the error the token shows and whether trying later may end otherwise. */
+/**
+ * The errors tried again on the metadata schedule: a fetch that failed or ran out of time may pass
+ * later; the others (too large, not an image, refused by the URL policy) stand until the image
+ * changes or a refresh.
+ */
+const RETRIED_ERRORS: ReadonlySet<MediaError> = new Set(['FETCH_FAILED', 'TIMEOUT']);
+
+/** A failed attempt: the error the token shows, which decides whether it is tried again. */
 export class MediaFailure extends Error {
+  readonly retryable: boolean;
+
   constructor(
     readonly error: MediaError,
     message: string,
-    readonly retryable: boolean,
   ) {
     super(message);
     this.name = 'MediaFailure';
+    this.retryable = RETRIED_ERRORS.has(error);
   }
 }
 
@@ -83,7 +92,7 @@ export function locateImage(image: string, ipfsUrl: (uri: string) => string): Im
   if (/^ipfs:/i.test(uri)) return { kind: 'http', url: ipfsUrl(uri), viaGateway: true };
   if (/^https?:\/\//i.test(uri)) return { kind: 'http', url: uri, viaGateway: false };
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase();
-  throw new MediaFailure('FETCH_FAILED', scheme ? `${scheme}: images are not fetched` : 'the image is not an absolute URI', false);
+  throw new MediaFailure('FETCH_FAILED', scheme ? `${scheme}: images are not fetched` : 'the image is not an absolute URI');
 }
 
 /**
@@ -92,12 +101,12 @@ export function locateImage(image: string, ipfsUrl: (uri: string) => string): Im
  */
 export function decodeImageDataUri(uri: string): Buffer {
   const comma = uri.indexOf(',');
-  if (comma < 0) throw new MediaFailure('FETCH_FAILED', 'malformed data: URI (no comma)', false);
+  if (comma < 0) throw new MediaFailure('FETCH_FAILED', 'malformed data: URI (no comma)');
   const params = uri.slice('data:'.length, comma).split(';').slice(1);
   const payload = uri.slice(comma + 1);
   if (params.some((p) => p.trim().toLowerCase() === 'base64')) {
     const compact = payload.replace(/\s+/g, '');
-    if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact)) throw new MediaFailure('FETCH_FAILED', 'malformed base64 in data: URI', false);
+    if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact)) throw new MediaFailure('FETCH_FAILED', 'malformed base64 in data: URI');
     return Buffer.from(compact, compact.includes('-') || compact.includes('_') ? 'base64url' : 'base64');
   }
   // Percent-decoding to bytes, not text: an SVG may be written either way, a PNG only as bytes.
@@ -106,7 +115,7 @@ export function decodeImageDataUri(uri: string): Buffer {
     const c = payload.charCodeAt(i);
     if (c === 0x25) {
       const hex = payload.slice(i + 1, i + 3);
-      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw new MediaFailure('FETCH_FAILED', 'malformed percent-encoding in data: URI', false);
+      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw new MediaFailure('FETCH_FAILED', 'malformed percent-encoding in data: URI');
       bytes.push(parseInt(hex, 16));
       i += 2;
     } else {
@@ -184,22 +193,20 @@ export function orientedSize(width: number, height: number, orientation: number 
 export function fetchFailureOf(error: BoundedFetchError): MediaFailure {
   switch (error.kind) {
     case 'blocked':
-      return new MediaFailure('BLOCKED_BY_URL_POLICY', `the image URL ${error.message}`, false);
+      return new MediaFailure('BLOCKED_BY_URL_POLICY', `the image URL ${error.message}`);
     case 'outsidePrefix':
-      return new MediaFailure('BLOCKED_BY_URL_POLICY', error.message, false);
+      return new MediaFailure('BLOCKED_BY_URL_POLICY', error.message);
     case 'timeout':
-      return new MediaFailure('TIMEOUT', error.message, true);
+      return new MediaFailure('TIMEOUT', error.message);
     case 'tooLarge':
-      return new MediaFailure('TOO_LARGE', error.message, false);
+      return new MediaFailure('TOO_LARGE', error.message);
     case 'redirects':
-      return new MediaFailure('FETCH_FAILED', error.message, false);
+      return new MediaFailure('FETCH_FAILED', error.message);
     case 'status': {
-      // As for metadata: 404 is common right after a mint, before the collection publishes.
-      const status = error.status ?? 0;
-      return new MediaFailure('FETCH_FAILED', error.message, status >= 500 || status === 404 || status === 408 || status === 429);
+      return new MediaFailure('FETCH_FAILED', error.message);
     }
     default:
-      return new MediaFailure('FETCH_FAILED', error.message, true);
+      return new MediaFailure('FETCH_FAILED', error.message);
   }
 }
 

@@ -121,8 +121,7 @@ export class MediaWorker implements OnApplicationBootstrap, OnApplicationShutdow
     try {
       state = await outcome;
     } catch (error) {
-      const failure =
-        error instanceof MediaFailure ? error : new MediaFailure('FETCH_FAILED', String((error as Error)?.message ?? error), true);
+      const failure = error instanceof MediaFailure ? error : new MediaFailure('FETCH_FAILED', String((error as Error)?.message ?? error));
       if (!(error instanceof MediaFailure))
         this.logger.warn({ err: error, tokenId: item.tokenId }, 'token image fetch failed unexpectedly');
       state = { status: 'failed', error: failure.error, width: null, height: null, contentType: null, sha256: null };
