@@ -1,3 +1,4 @@
+import { NO_MEDIA } from '../media/media.rules';
 import { tokenColumnsSql, tokenViewFromRow } from './token.view';
 
 describe('token rows', () => {
@@ -5,7 +6,9 @@ describe('token rows', () => {
     const sql = tokenColumnsSql('t', 'tk_');
     expect(sql).toContain('t."contract_address" as "tk_contractAddress"');
     expect(sql).toContain('t."creator_external_page_url" as "tk_creatorExternalPageUrl"');
-    expect(sql.split(', ')).toHaveLength(18);
+    // 18 token columns and the media state, one aliased expression each.
+    expect(sql.match(/ as "tk_[A-Za-z]+"/g)).toHaveLength(19);
+    expect(sql).toContain(' as "tk_media"');
 
     const view = tokenViewFromRow(
       {
@@ -41,6 +44,7 @@ describe('token rows', () => {
       creatorName: null,
       creatorImageUrl: null,
       creatorExternalPageUrl: null,
+      media: NO_MEDIA,
     });
   });
 
