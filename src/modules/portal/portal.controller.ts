@@ -62,6 +62,46 @@ export class PortalController {
     this.send(res, 'uplot.css');
   }
 
+  @Get('core.js')
+  @ApiOperation({ operationId: 'getPortalCoreScript', summary: 'The script module every view of the portal page shares (a script module)' })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  coreScript(@Res() res: Response): void {
+    this.send(res, 'core.js');
+  }
+
+  @Get('endpoints.js')
+  @ApiOperation({ operationId: 'getPortalEndpointsScript', summary: "The portal page's Endpoints view (a script module)" })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  endpointsScript(@Res() res: Response): void {
+    this.send(res, 'endpoints.js');
+  }
+
+  @Get('deliveries.js')
+  @ApiOperation({ operationId: 'getPortalDeliveriesScript', summary: "The portal page's Delivery log view (a script module)" })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  deliveriesScript(@Res() res: Response): void {
+    this.send(res, 'deliveries.js');
+  }
+
+  @Get('stats.js')
+  @ApiOperation({ operationId: 'getPortalStatsScript', summary: "The portal page's Statistics view (a script module)" })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  statsScript(@Res() res: Response): void {
+    this.send(res, 'stats.js');
+  }
+
+  @Get('wallets.js')
+  @ApiOperation({ operationId: 'getPortalWalletsScript', summary: "The portal page's Wallets view (a script module)" })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  walletsScript(@Res() res: Response): void {
+    this.send(res, 'wallets.js');
+  }
+
   private send(res: Response, name: string): void {
     const asset = this.assets.get(name) as PortalAsset;
     res
