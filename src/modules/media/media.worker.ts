@@ -9,6 +9,7 @@ import { MediaStorage } from './media-storage';
 import { makeThumbnails } from './media-thumbnailer';
 import { DueMedia, KnownImage, MediaRepository } from './media.repository';
 import { MediaFailure, MediaState, nextMediaAttempt, sameMediaOutcome } from './media.rules';
+import { tokenUpdated } from '../domain-events/domain-event.catalogue';
 
 /** Images fetched at once by one process. */
 const CONCURRENCY = 8;
@@ -171,14 +172,11 @@ export class MediaWorker implements OnApplicationBootstrap, OnApplicationShutdow
       const before = await this.repository.complete(em, item, state, { attempts, dueAt });
       // Null: the image changed or was refreshed meanwhile; that newer request decides.
       if (before === null || sameMediaOutcome(before, state)) return;
-      this.events.publish(em, item.organizationId, {
-        webhookType: 'nft',
-        resourceType: 'Token',
-        action: 'update',
-        resourceId: item.tokenId,
-        changes: { media: state },
-        contractAddress: item.contractAddress,
-      });
+      this.events.publish(
+        em,
+        item.organizationId,
+        tokenUpdated({ id: item.tokenId, contractAddress: item.contractAddress }, { media: state }),
+      );
     });
   }
 

@@ -8,6 +8,7 @@ import { MediaService } from '../media/media.service';
 import { applyMetadataPatch, METADATA_FIELDS, TokenMetadata, TokenMetadataInput } from './token-metadata.rules';
 import { ChainStandard, Token } from './token.entity';
 import { TokensService } from './tokens.service';
+import { tokenUpdated } from '../domain-events/domain-event.catalogue';
 
 /** A chain token whose metadata is due to be fetched, as claimed by one worker. */
 export interface DueMetadataToken {
@@ -227,14 +228,7 @@ export class TokenMetadataSyncService {
         });
       }
       if (Object.keys(changes).length > 0) {
-        this.events.publish(em, token.organizationId, {
-          webhookType: 'nft',
-          resourceType: 'Token',
-          action: 'update',
-          resourceId: token.id,
-          changes,
-          contractAddress: token.contractAddress,
-        });
+        this.events.publish(em, token.organizationId, tokenUpdated(token, changes));
       }
       return changes;
     });

@@ -14,6 +14,7 @@ import { queryRows } from '../../database/raw-sql';
 import { ExistingToken, TokenRepository } from './token.repository';
 import type { TokenView } from './token.view';
 import type { MediaState } from '../media/media.rules';
+import { tokenCreated, tokenUpdated } from '../domain-events/domain-event.catalogue';
 
 /** A token as a chain names it, within one organization. */
 export interface ChainTokenKey {
@@ -48,14 +49,7 @@ export class TokensService {
     try {
       media = await this.em.transactional(async (em) => {
         em.persist(token);
-        this.events.publish(em, organizationId, {
-          webhookType: 'nft',
-          resourceType: 'Token',
-          action: 'create',
-          resourceId: token.id,
-          changes: null,
-          contractAddress,
-        });
+        this.events.publish(em, organizationId, tokenCreated(token));
         // The token's row first: the media row refers to it.
         await em.flush();
         return this.media.imageChanged(em, { id: token.id, organizationId, contractAddress, image: token.image });
@@ -96,14 +90,7 @@ export class TokensService {
         'image' in changes
           ? await this.media.imageChanged(em, { id: token.id, organizationId, contractAddress: token.contractAddress, image: token.image })
           : await this.media.stateOf(em, token);
-      this.events.publish(em, organizationId, {
-        webhookType: 'nft',
-        resourceType: 'Token',
-        action: 'update',
-        resourceId: token.id,
-        changes,
-        contractAddress: token.contractAddress,
-      });
+      this.events.publish(em, organizationId, tokenUpdated(token, changes));
       return { ...viewOf(token), media };
     });
   }
@@ -208,14 +195,7 @@ export class TokensService {
       await this.events.publishMany(
         em,
         organizationId,
-        rows.map((row) => ({
-          webhookType: 'nft',
-          resourceType: 'Token',
-          action: 'create',
-          resourceId: row.id,
-          changes: null,
-          contractAddress: row.contract_address,
-        })),
+        rows.map((row) => tokenCreated({ id: row.id, contractAddress: row.contract_address })),
       );
     }
     const tokens =
