@@ -32,7 +32,7 @@ const ok = (image: KnownImage): MediaState => ({
 });
 
 /**
- * Fetches token images in the background (README.md "Images"), in processes with ROLE indexer or
+ * Fetches token images in the background (docs/IMAGES.md "Images"), in processes with ROLE indexer or
  * all: claims due images fairly across organizations, fetches each, makes and stores its
  * thumbnails once per original (by SHA-256), and records the outcome on every token waiting for
  * it, with the `nft` `update` webhook when the outcome differs from the one before.

@@ -5,7 +5,7 @@ import { PublicRoute } from '../../common/auth/access';
 import { loadPortalAssets, PortalAsset } from './portal-assets';
 
 /**
- * The web portal (README.md "Portal"): a static page and its scripts and styles. The files are
+ * The web portal (docs/PORTAL.md "Portal"): a static page and its scripts and styles. The files are
  * public; every piece of data the page shows comes from the API with the signed-in user's key,
  * sent by the browser as a Bearer header, so this controller knows nothing about organizations.
  * Fixed routes, not a directory: nothing outside this list can be asked for.

@@ -50,7 +50,7 @@ export interface MetadataClaimShares {
 const CANDIDATES_PER_ORGANIZATION = 32;
 
 /**
- * The tokens module's side of fetching chain token metadata (README.md "Following a chain"): the
+ * The tokens module's side of fetching chain token metadata (docs/CHAIN.md "Following a chain"): the
  * metadata worker of the chain module claims due tokens here, and writes back what it fetched or
  * why it failed. A token's `metadataStatus` is `pending` while a fetch is due or being retried,
  * `ok` once fetched, `failed` when it cannot succeed or the retries ran out; `metadataError` says

@@ -17,7 +17,7 @@ export interface TokenView extends TokenMetadata {
   chainId: number | null;
   metadataStatus: MetadataStatus;
   metadataError: string | null;
-  /** The image's fetch and thumbnails (README.md "Images"). */
+  /** The image's fetch and thumbnails (docs/IMAGES.md "Images"). */
   media: MediaState;
 }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { UINT256_MAX } from '../tokens/uint256';
 import { ApiTransactionType, chainManagedMessage, MovementRequest, requestFingerprint } from './transaction.rules';
 
-/** The most movements one batch request may carry (README.md "Batches of movements"). */
+/** The most movements one batch request may carry (docs/API.md "Batches of movements"). */
 export const MAX_BATCH_SIZE = 1000;
 
 export interface BatchMovement extends MovementRequest {

@@ -47,7 +47,7 @@ export function transactionType(
 
 /** Chain tokens have the chain as their only writer, so a reorg can always be undone exactly. */
 export const chainManagedMessage = (tokenId: string) =>
-  `Token ${tokenId} is followed on chain: only the chain moves it (see README "Following a chain").`;
+  `Token ${tokenId} is followed on chain: only the chain moves it (see docs/CHAIN.md "Following a chain").`;
 
 export type BalanceStep = { walletId: string; change: 'debit' | 'credit' };
 

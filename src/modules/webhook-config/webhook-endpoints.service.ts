@@ -123,7 +123,7 @@ function auditOf(row: StoredEndpoint, verb: 'update' | 'rotateSecret' | 'create'
 }
 
 /**
- * The organization's webhook endpoints (README.md, "Webhook endpoints"): the default one and the
+ * The organization's webhook endpoints (docs/WEBHOOKS.md "Webhook endpoints"): the default one and the
  * others are rows of one table under one set of rules; `/webhook-config` is a view of the default
  * (see WebhookConfigService). Owns the secrets at rest, their cleanup and auto-disable.
  */
@@ -301,7 +301,7 @@ export class WebhookEndpointsService {
 
   /**
    * Replaces the shared secret while the old one keeps signing beside it for
-   * `previousSecretValidSeconds` (README.md, "Rotating the shared secret"), so receivers can
+   * `previousSecretValidSeconds` (docs/WEBHOOKS.md "Rotating the shared secret"), so receivers can
    * switch at their own pace without an unverifiable webhook. Without `sharedSecret` one is
    * generated (32 random bytes, base64url) and returned once.
    */

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The webhook portal (README.md "Portal"). Everything it shows comes from the public API with
+ * The webhook portal (docs/PORTAL.md "Portal"). Everything it shows comes from the public API with
  * the signed-in user's key, sent as a Bearer header; the key lives in sessionStorage only (no
  * cookie, no server session). Loaded as an external file so the strict CSP (script-src 'self')
  * stays on; it never writes HTML from data (textContent only), so API data cannot inject markup.
