@@ -199,6 +199,14 @@ describe('docs/ARCHITECTURE.md', () => {
     expect(violations).toEqual([]);
   });
 
+  it('has one writer of balance: BalanceRepository, as the ledger section says', () => {
+    const writes = /\b(insert\s+into|update|delete\s+from)\s+"balance"/i;
+    const writers = filesUnder(MODULES)
+      .flatMap((file) => literalsOf(file).filter((l) => writes.test(l.text)))
+      .map((l) => l.at.split(':')[0]);
+    expect([...new Set(writers)]).toEqual(['src/modules/transactions/balance.repository.ts']);
+  });
+
   it('finds SQL naming a table in every form it is written, and not in prose', () => {
     const file = join(MODULES, 'example', 'sample.ts');
     const lines = (code: string) => sqlNaming(literalsOf(file, code), 'token').map((where) => where.split(':')[1]);
