@@ -71,14 +71,21 @@ function entityTables(module: string): string[] {
     .flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/tableName:\s*'([a-z_][a-z0-9_]*)'/g)].map((m) => m[1]));
 }
 
-/** Every table a migration creates (those dropped again included: no row may claim an unknown table). */
+/**
+ * Every table a migration creates, the built-in ones (migrations/) and an extension module's own
+ * (src/modules/<name>/migrations/); those dropped again included: no row may claim an unknown table.
+ */
 function migrationTables(): Set<string> {
   const dir = join(ROOT, 'migrations');
+  const files = [
+    ...readdirSync(dir)
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => join(dir, name)),
+    ...filesUnder(MODULES).filter((file) => file.split(sep).includes('migrations')),
+  ];
   const tables = new Set<string>();
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
-    for (const m of readFileSync(join(dir, file), 'utf8').matchAll(/create table (?:if not exists )?"([a-z_][a-z0-9_]*)"/gi)) {
-      tables.add(m[1]);
-    }
+  for (const file of files) {
+    for (const m of readFileSync(file, 'utf8').matchAll(/create table (?:if not exists )?"([a-z_][a-z0-9_]*)"/gi)) tables.add(m[1]);
   }
   return tables;
 }
