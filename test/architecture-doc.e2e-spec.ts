@@ -143,10 +143,11 @@ function isBuilderArgument(node: ts.Node): boolean {
 }
 
 /**
- * Files outside src/modules that may name a module's table, each with its reason. Keep it short:
- * a new entry needs a reason that the owner's exports cannot serve.
+ * SQL on another module's table that the rule lets stand, each with its reason (a file path from
+ * the repository root, and the table). Empty today; keep it so: an entry needs a reason that
+ * neither the owner's exports nor moving the table's row in the doc can serve.
  */
-const OUTSIDE_MODULES_ALLOWED: Record<string, string> = {};
+const ALLOWED: readonly { file: string; table: string; reason: string }[] = [];
 
 describe('docs/ARCHITECTURE.md', () => {
   const rows = moduleRows();
@@ -194,12 +195,14 @@ describe('docs/ARCHITECTURE.md', () => {
     const violations: string[] = [];
     for (const file of filesUnder(SRC)) {
       const module = moduleOf(file);
-      if (module === null && OUTSIDE_MODULES_ALLOWED[relative(ROOT, file)] !== undefined) continue;
       const literals = literalsOf(file);
       for (const [table, owner] of owners) {
-        if (module === owner) continue;
+        if (module === owner || ALLOWED.some((a) => a.file === relative(ROOT, file) && a.table === table)) continue;
         for (const where of sqlNaming(literals, table)) {
-          violations.push(`${where} names table ${table}, owned by "${owner}": go through what src/modules/${owner} exports`);
+          violations.push(
+            `${where} names table ${table}, owned by "${owner}": go through what src/modules/${owner} exports ` +
+              `(or, if the table has moved to this module, move it to this module's row in docs/ARCHITECTURE.md)`,
+          );
         }
       }
     }
