@@ -1,12 +1,11 @@
-import { NO_MEDIA } from '../media/media.rules';
-import { tokenColumnsSql, tokenViewFromRow } from './token.view';
+import { tokenColumnsSql, tokenJoinSql, tokenViewFromRow } from './token.view';
 
 describe('token rows', () => {
   it('selects every column under a prefix and reads it back', () => {
     const sql = tokenColumnsSql('t', 'tk_');
     expect(sql).toContain('t."contract_address" as "tk_contractAddress"');
     expect(sql).toContain('t."creator_external_page_url" as "tk_creatorExternalPageUrl"');
-    // 18 token columns and the media state, one aliased expression each.
+    // Eighteen columns and the media (a sub-select, itself holding commas).
     expect(sql.match(/ as "tk_[A-Za-z]+"/g)).toHaveLength(19);
     expect(sql).toContain(' as "tk_media"');
 
@@ -36,6 +35,7 @@ describe('token rows', () => {
       name: 'N',
       description: null,
       image: null,
+      media: { status: 'none', contentType: null, error: null, height: null, sha256: null, width: null },
       animationUrl: null,
       externalUrl: null,
       backgroundColor: null,
@@ -44,12 +44,19 @@ describe('token rows', () => {
       creatorName: null,
       creatorImageUrl: null,
       creatorExternalPageUrl: null,
-      media: NO_MEDIA,
     });
   });
 
   it('refuses identifiers that could inject SQL', () => {
     expect(() => tokenColumnsSql('t; drop table token', 'p_')).toThrow();
     expect(() => tokenColumnsSql('t', 'p"')).toThrow();
+    expect(() => tokenJoinSql('t', 'b."token_id"; delete from token', 'b."organization_id"')).toThrow();
+    expect(() => tokenJoinSql('t', 'b."token_id"', '1 = 1 or b."organization_id"')).toThrow();
+  });
+
+  it("joins a caller's row to its token by primary key within the row's organization", () => {
+    expect(tokenJoinSql('t', 'b."token_id"', 'b."organization_id"')).toBe(
+      'join "token" t on t."id" = b."token_id" and t."organization_id" = b."organization_id"',
+    );
   });
 });

@@ -110,6 +110,11 @@ export class TokensService {
     return em.getRepository(Token).existingIds(organizationId, tokenIds);
   }
 
+  /** The contract address of each of `tokenIds` that exists (any organizations), read on the caller's transaction in one statement. */
+  contractAddressesInTransaction(em: EntityManager, tokenIds: string[]): Promise<Map<string, string>> {
+    return em.getRepository(Token).contractAddresses(tokenIds);
+  }
+
   /** The ids of those chain tokens that exist, by chainTokenKey, in one statement (any organizations). */
   async findChainTokens(em: EntityManager, keys: Omit<ChainTokenKey, 'standard'>[]): Promise<Map<string, string>> {
     if (keys.length === 0) return new Map();

@@ -5,6 +5,7 @@ import { queryRows } from '../../database/raw-sql';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
 import { ChainTokenKey, chainTokenKey, TokensService } from '../tokens/tokens.service';
 import { WalletsService } from '../wallets/wallets.service';
+import { BalanceRepository } from './balance.repository';
 import {
   chainBalanceKey,
   ChainMovement,
@@ -40,6 +41,7 @@ export class ChainMovementsService {
     private readonly tokens: TokensService,
     private readonly wallets: WalletsService,
     private readonly events: DomainEventPublisher,
+    private readonly balances: BalanceRepository,
   ) {}
 
   /**
@@ -92,7 +94,7 @@ export class ChainMovementsService {
       }),
       (p) => `${p.walletId}/${p.tokenId}`,
     );
-    const lockedAmounts = await lockBalances(em, lockPairs);
+    const lockedAmounts = await this.balances.lockExisting(em, lockPairs);
     const refOfToken = new Map([...known].map(([ref, tokenId]) => [tokenId, ref]));
     const balances = new Map<string, bigint>();
     for (const [pair, amount] of lockedAmounts) {
@@ -168,7 +170,7 @@ export class ChainMovementsService {
       const [walletId, tokenRef] = [key.slice(0, key.indexOf('|')), key.slice(key.indexOf('|') + 1)];
       return { walletId, tokenId: tokens.get(tokenRef)!, organizationId: tokenRef.slice(0, tokenRef.indexOf('/')), delta };
     });
-    await addToBalances(em, deltas, lockedAmounts);
+    await this.balances.applyChanges(em, deltas, lockedAmounts);
 
     for (const [organizationId, orgRows] of groupBy(rows, (r) => r.organizationId)) {
       await this.events.publishMany(
@@ -193,12 +195,11 @@ export class ChainMovementsService {
    * `update` webhook with `changes: {"status": "reverted"}` each. Returns how many were reverted.
    */
   async revertFrom(em: EntityManager, chainId: number, fromBlock: number): Promise<number> {
-    const rows = await queryRows<RecordedChainRow & { organizationId: string; contractAddress: string }>(
+    const rows = await queryRows<RecordedChainRow & { organizationId: string }>(
       em,
       `select x."id", x."organization_id" as "organizationId", x."from_wallet_id" as "fromWalletId", x."to_wallet_id" as "toWalletId",
-              x."token_id" as "tokenId", x."amount"::text as "amount", t."contract_address" as "contractAddress"
+              x."token_id" as "tokenId", x."amount"::text as "amount"
          from "nft_transaction" x
-         join "token" t on t."id" = x."token_id"
         where x."chain_id" = ? and x."block_number" >= ? and x."status" = 'confirmed'
         order by x."block_number" desc, x."log_index" desc, coalesce(x."batch_index", -1) desc, x."id" desc
           for update of x`,
@@ -211,11 +212,13 @@ export class ChainMovementsService {
     const changes = revertChanges(rows);
     // A sender whose row was never written (its net change was zero) gets the row back.
     const organizationOfToken = new Map(rows.map((r) => [r.tokenId, r.organizationId]));
-    await addToBalances(
+    await this.balances.applyChanges(
       em,
       changes.map((c) => ({ ...c, organizationId: organizationOfToken.get(c.tokenId)! })),
-      await lockBalances(em, changes),
+      await this.balances.lockExisting(em, changes),
     );
+    // Events carry the contract address (endpoint filters): the tokens module knows it.
+    const contractOf = await this.tokens.contractAddressesInTransaction(em, [...organizationOfToken.keys()]);
     await queryRows(em, `update "nft_transaction" set "status" = 'reverted' where "id" = any(?::uuid[])`, [rows.map((r) => r.id)]);
 
     for (const [organizationId, orgRows] of groupBy(rows, (r) => r.organizationId)) {
@@ -228,7 +231,7 @@ export class ChainMovementsService {
           action: 'update',
           resourceId: row.id,
           changes: { status: 'reverted' },
-          contractAddress: row.contractAddress,
+          contractAddress: contractOf.get(row.tokenId) ?? null,
         })),
       );
     }
@@ -284,67 +287,6 @@ function tokenKeyOf(organizationId: string, m: ChainMovement): ChainTokenKey {
     blockchainTokenId: m.blockchainTokenId,
     standard: m.standard,
   };
-}
-
-/**
- * Locks the existing balance rows of `pairs` in ONE statement that walks them in (wallet, token)
- * order, the order every balance writer locks in, without writing them. Returns the locked
- * amounts by `walletId/tokenId`; a pair without a row holds zero (its row is created when credited).
- */
-async function lockBalances(em: EntityManager, pairs: { walletId: string; tokenId: string }[]): Promise<Map<string, bigint>> {
-  if (pairs.length === 0) return new Map();
-  const sorted = [...pairs].sort((a, b) => compare(a.walletId, b.walletId) || compare(a.tokenId, b.tokenId));
-  const rows = await queryRows<{ wallet_id: string; token_id: string; amount: string }>(
-    em,
-    `select b."wallet_id", b."token_id", b."amount"::text as "amount"
-       from unnest(?::uuid[], ?::uuid[]) with ordinality as p("wallet_id", "token_id", "n")
-       cross join lateral (
-         select * from "balance" b where b."wallet_id" = p."wallet_id" and b."token_id" = p."token_id" for update
-       ) b
-      order by p."n"`,
-    [sorted.map((p) => p.walletId), sorted.map((p) => p.tokenId)],
-  );
-  return new Map(rows.map((row) => [`${row.wallet_id}/${row.token_id}`, BigInt(row.amount)]));
-}
-
-/**
- * Adds each delta to its balance row, in (wallet, token) order: rows locked by lockBalances are
- * updated in place (one statement), the others (never held: only credits reach them) are
- * inserted, or added to if one appeared meanwhile (one statement). The table's `amount >= 0` check is the last guard: a
- * negative result fails the whole transaction.
- */
-async function addToBalances(
-  em: EntityManager,
-  deltas: { walletId: string; tokenId: string; organizationId: string; delta: bigint }[],
-  locked: ReadonlyMap<string, bigint>,
-): Promise<void> {
-  const sorted = [...deltas].sort((a, b) => compare(a.walletId, b.walletId) || compare(a.tokenId, b.tokenId));
-  const existing = sorted.filter((d) => locked.has(`${d.walletId}/${d.tokenId}`));
-  const fresh = sorted.filter((d) => !locked.has(`${d.walletId}/${d.tokenId}`));
-  if (existing.length > 0) {
-    await queryRows(
-      em,
-      `update "balance" b set "amount" = b."amount" + c."delta", "updated_at" = now()
-         from unnest(?::uuid[], ?::uuid[], ?::numeric[]) as c("wallet_id", "token_id", "delta")
-        where b."wallet_id" = c."wallet_id" and b."token_id" = c."token_id"`,
-      [existing.map((d) => d.walletId), existing.map((d) => d.tokenId), existing.map((d) => d.delta.toString())],
-    );
-  }
-  if (fresh.length > 0) {
-    await queryRows(
-      em,
-      `insert into "balance" ("wallet_id", "token_id", "organization_id", "amount", "updated_at")
-       select d."wallet_id", d."token_id", d."organization_id", d."delta", now()
-         from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::numeric[]) with ordinality as d("wallet_id", "token_id", "organization_id", "delta", "n")
-        order by d."n"
-       on conflict ("wallet_id", "token_id") do update set "amount" = "balance"."amount" + excluded."amount", "updated_at" = excluded."updated_at"`,
-      [fresh.map((d) => d.walletId), fresh.map((d) => d.tokenId), fresh.map((d) => d.organizationId), fresh.map((d) => d.delta.toString())],
-    );
-  }
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function uniqueBy<T>(values: T[], key: (value: T) => string): T[] {
