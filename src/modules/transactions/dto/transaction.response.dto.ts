@@ -9,6 +9,7 @@ import {
   type TransactionStatus,
 } from '../nft-transaction.entity';
 import { TRANSACTION_TYPES, TransactionType } from '../transaction.rules';
+import { pick } from '../../../common/pick';
 
 /** Where on chain a movement happened. */
 export class TransactionChainDto {
@@ -78,15 +79,7 @@ export class TransactionDto {
 
   static from(transaction: NftTransaction): TransactionDto {
     return {
-      id: transaction.id,
-      organizationId: transaction.organizationId,
-      type: transaction.type,
-      tokenId: transaction.tokenId,
-      fromWalletId: transaction.fromWalletId,
-      toWalletId: transaction.toWalletId,
-      amount: transaction.amount,
-      source: transaction.source,
-      status: transaction.status,
+      ...pick(transaction, 'id', 'organizationId', 'type', 'tokenId', 'fromWalletId', 'toWalletId', 'amount', 'source', 'status'),
       chain:
         transaction.chainId === null
           ? null
