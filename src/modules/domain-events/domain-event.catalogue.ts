@@ -52,3 +52,31 @@ export function tokenUpdated(token: { id: string; contractAddress: string }, cha
     contractAddress: token.contractAddress,
   };
 }
+
+type TransactionEvent<A extends 'create' | 'update'> = Extract<DomainEventInput, { resourceType: 'Transaction'; action: A }> & {
+  contractAddress: string | null;
+};
+
+/** `transaction` `create` of a movement (API or chain), with its token's contract for endpoint filters. */
+export function transactionCreated(transactionId: string, contractAddress: string | null): TransactionEvent<'create'> {
+  return {
+    webhookType: 'transaction',
+    resourceType: 'Transaction',
+    action: 'create',
+    resourceId: transactionId,
+    changes: null,
+    contractAddress,
+  };
+}
+
+/** `transaction` `update` of a chain movement whose block a reorg replaced. */
+export function transactionReverted(transactionId: string, contractAddress: string | null): TransactionEvent<'update'> {
+  return {
+    webhookType: 'transaction',
+    resourceType: 'Transaction',
+    action: 'update',
+    resourceId: transactionId,
+    changes: { status: 'reverted' },
+    contractAddress,
+  };
+}

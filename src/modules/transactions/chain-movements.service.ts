@@ -6,6 +6,7 @@ import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
 import { ChainTokenKey, chainTokenKey, TokensService } from '../tokens/tokens.service';
 import { WalletsService } from '../wallets/wallets.service';
 import { BalanceRepository } from './balance.repository';
+import { insertChainMovements } from './nft-transaction.repository';
 import {
   chainBalanceKey,
   ChainMovement,
@@ -17,6 +18,7 @@ import {
   revertChanges,
   ZERO_ADDRESS,
 } from './chain-movement.rules';
+import { transactionCreated, transactionReverted } from '../domain-events/domain-event.catalogue';
 
 export type { ChainMovement } from './chain-movement.rules';
 
@@ -125,45 +127,11 @@ export class ChainMovementsService {
         movement: m,
       };
     });
-    const inserted = await queryRows<{ id: string }>(
-      em,
-      `insert into "nft_transaction" ("id", "created_at", "organization_id", "type", "token_id", "from_wallet_id", "to_wallet_id", "amount",
-         "source", "status", "chain_id", "block_number", "block_hash", "transaction_hash", "log_index", "batch_index", "chain_from", "chain_to")
-       select r."id", r."created_at", r."organization_id", r."type", r."token_id", r."from_wallet_id", r."to_wallet_id", r."amount",
-              'chain', 'confirmed', r."chain_id", r."block_number", r."block_hash", r."transaction_hash", r."log_index", r."batch_index",
-              r."chain_from", r."chain_to"
-         from unnest(?::uuid[], ?::timestamptz[], ?::uuid[], ?::text[], ?::uuid[], ?::uuid[], ?::uuid[], ?::numeric[],
-                     ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[])
-              with ordinality as r("id", "created_at", "organization_id", "type", "token_id", "from_wallet_id", "to_wallet_id", "amount",
-                     "chain_id", "block_number", "block_hash", "transaction_hash", "log_index", "batch_index", "chain_from", "chain_to", "n")
-        order by r."n"
-       on conflict ("organization_id", "chain_id", "transaction_hash", "log_index", coalesce("batch_index", -1))
-         where "chain_id" is not null and "status" = 'confirmed'
-       do nothing
-       returning "id"`,
-      [
-        rows.map((r) => r.id),
-        rows.map((r) => r.createdAt),
-        rows.map((r) => r.organizationId),
-        rows.map((r) => r.type),
-        rows.map((r) => r.tokenId),
-        rows.map((r) => r.fromWalletId),
-        rows.map((r) => r.toWalletId),
-        rows.map((r) => r.movement.amount),
-        rows.map((r) => r.movement.chainId),
-        rows.map((r) => r.movement.blockNumber),
-        rows.map((r) => r.movement.blockHash),
-        rows.map((r) => r.movement.transactionHash),
-        rows.map((r) => r.movement.logIndex),
-        rows.map((r) => r.movement.batchIndex),
-        rows.map((r) => r.movement.from),
-        rows.map((r) => r.movement.to),
-      ],
-    );
-    if (inserted.length !== rows.length) {
+    const inserted = await insertChainMovements(em, rows);
+    if (inserted !== rows.length) {
       // Only a writer that did not lock the same balance rows first could have raced us: the plan
       // is no longer exact, so nothing of it may commit. The caller's transaction retries.
-      throw new Error(`Chain movements recorded concurrently: ${rows.length - inserted.length} of ${rows.length} already present.`);
+      throw new Error(`Chain movements recorded concurrently: ${rows.length - inserted} of ${rows.length} already present.`);
     }
 
     const deltas = [...plan.changes].map(([key, delta]) => {
@@ -176,14 +144,7 @@ export class ChainMovementsService {
       await this.events.publishMany(
         em,
         organizationId,
-        orgRows.map((row) => ({
-          webhookType: 'transaction',
-          resourceType: 'Transaction',
-          action: 'create',
-          resourceId: row.id,
-          changes: null,
-          contractAddress: row.movement.contractAddress,
-        })),
+        orgRows.map((row) => transactionCreated(row.id, row.movement.contractAddress)),
       );
     }
     return { recorded: rows.length, skipped: plan.skipped + unconcerned, newTokenIds: created };
@@ -225,14 +186,7 @@ export class ChainMovementsService {
       await this.events.publishMany(
         em,
         organizationId,
-        orgRows.map((row) => ({
-          webhookType: 'transaction',
-          resourceType: 'Transaction',
-          action: 'update',
-          resourceId: row.id,
-          changes: { status: 'reverted' },
-          contractAddress: contractOf.get(row.tokenId) ?? null,
-        })),
+        orgRows.map((row) => transactionReverted(row.id, contractOf.get(row.tokenId) ?? null)),
       );
     }
     return rows.length;

@@ -21,6 +21,7 @@ import {
   requestFingerprint,
   transactionType,
 } from './transaction.rules';
+import { transactionCreated } from '../domain-events/domain-event.catalogue';
 
 const IDEMPOTENCY_SCOPE = 'POST /v1/transactions';
 const BATCH_IDEMPOTENCY_SCOPE = 'POST /v1/transactions/batch';
@@ -93,16 +94,7 @@ export class TransactionsService {
 
       const transaction = new NftTransaction({ organizationId, type: kind.type, ...request });
       await em.getRepository(NftTransaction).insertRows([transaction]);
-      await this.events.publishMany(em, organizationId, [
-        {
-          webhookType: 'transaction',
-          resourceType: 'Transaction',
-          action: 'create',
-          resourceId: transaction.id,
-          changes: null,
-          contractAddress,
-        },
-      ]);
+      await this.events.publishMany(em, organizationId, [transactionCreated(transaction.id, contractAddress)]);
       const answer = TransactionDto.from(transaction);
       if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, IDEMPOTENCY_SCOPE, idempotencyKey, answer);
       return { transaction: answer, replayed: false };
@@ -175,14 +167,7 @@ export class TransactionsService {
       await this.events.publishMany(
         em,
         organizationId,
-        rows.map((row) => ({
-          webhookType: 'transaction',
-          resourceType: 'Transaction',
-          action: 'create',
-          resourceId: row.id,
-          changes: null,
-          contractAddress: knownTokens.get(row.tokenId)?.contractAddress ?? null,
-        })),
+        rows.map((row) => transactionCreated(row.id, knownTokens.get(row.tokenId)?.contractAddress ?? null)),
       );
       const answer = rows.map((row) => TransactionDto.from(row));
       if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, BATCH_IDEMPOTENCY_SCOPE, idempotencyKey, answer);
