@@ -23,6 +23,13 @@ export interface WalletPageQuery {
   limit: number;
 }
 
+/** The page's contract filter on the token `t` (empty without one); its values go to `params`. */
+function contractCondition(contractAddresses: string[] | null, params: unknown[]): string {
+  if (contractAddresses === null || contractAddresses.length === 0) return '';
+  params.push(...contractAddresses);
+  return `and t."contract_address" in (${contractAddresses.map(() => '?').join(', ')})`;
+}
+
 /**
  * One page of what a wallet holds, in ONE query whatever the page size: the wallet row is the
  * outer side of a lateral join, so an unknown (or another organization's) wallet yields no row
@@ -43,10 +50,7 @@ export function walletPageSql(query: WalletPageQuery): { sql: string; params: un
     conditions.push(`and b."token_id" > ?`);
     params.push(query.afterTokenId);
   }
-  if (query.contractAddresses !== null && query.contractAddresses.length > 0) {
-    conditions.push(`and t."contract_address" in (${query.contractAddresses.map(() => '?').join(', ')})`);
-    params.push(...query.contractAddresses);
-  }
+  conditions.push(contractCondition(query.contractAddresses, params));
   params.push(query.limit);
   const sql = `select w."id" as "walletId", p.*
        from ${WALLET}
@@ -84,11 +88,7 @@ export function walletPageAsOfSql(query: WalletPageQuery & { asOf: string }): { 
     params.push(query.afterTokenId);
   }
   params.push(query.walletId, query.asOf, query.walletId, query.asOf, query.walletId, query.asOf);
-  const conditions: string[] = [];
-  if (query.contractAddresses !== null && query.contractAddresses.length > 0) {
-    conditions.push(`and t."contract_address" in (${query.contractAddresses.map(() => '?').join(', ')})`);
-    params.push(...query.contractAddresses);
-  }
+  const conditions = [contractCondition(query.contractAddresses, params)];
   params.push(query.limit);
   const sql = `select w."id" as "walletId", p.*
        from ${WALLET}
