@@ -16,7 +16,7 @@ import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { ENTITIES } from '../src/orm-model';
 import { DAY_MS, utcDay } from '../src/database/time-partitions';
-import { DomainEventOutbox } from '../src/modules/domain-events/domain-event.outbox';
+import { DomainEventStore } from '../src/modules/domain-events/domain-event.store';
 import { WebhookDelivery } from '../src/modules/webhooks/webhook-delivery.entity';
 
 const env = process.env;
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
       await db.query(`insert into organization (id, created_at, name) values (gen_random_uuid(), now(), 'retention') returning id`)
     ).rows;
     const deliveries = orm.em.fork().getRepository(WebhookDelivery);
-    const outbox = new DomainEventOutbox(orm.em.fork());
+    const outbox = new DomainEventStore(orm.em.fork());
     // Simulated days end at today, so the partitions the migration made are the last ones.
     const firstDay = utcDay(new Date(Date.now() - (DAYS - 1) * DAY_MS));
     for (let d = 0; d < DAYS; d += 1) {

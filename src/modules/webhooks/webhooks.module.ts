@@ -5,10 +5,11 @@ import { DynamicModule, Injectable, Module, OnApplicationBootstrap, OnApplicatio
 import { AppConfig } from '../../config/app-config';
 import { OrganizationReplayBudget } from '../../common/rate-limit/organization-send-limit';
 import { AuditModule } from '../audit/audit.module';
-import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
+import { DomainEventStore } from '../domain-events/domain-event.store';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { WebhookConfigModule } from '../webhook-config/webhook-config.module';
-import { OutboxRelay } from './engine/outbox-relay.service';
+import { OutboxEvents } from './engine/outbox/outbox-events';
+import { OutboxRelay } from './engine/outbox/outbox-relay.service';
 import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryService } from './engine/webhook-delivery.service';
@@ -29,13 +30,13 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     private readonly jobs: WebhookJobs,
-    private readonly outbox: DomainEventOutbox,
+    private readonly events: DomainEventStore,
   ) {}
 
   onApplicationBootstrap(): void {
     this.unregister.push(
       registerQueueDepthSampler(() => this.jobs.counts()),
-      registerOutboxLagSampler(() => this.outbox.lagSeconds()),
+      registerOutboxLagSampler(() => this.events.lagSeconds()),
     );
   }
 
@@ -70,6 +71,7 @@ export class WebhooksModule {
       controllers: [WebhookStatsController, WebhooksController],
       providers: [
         WebhookJobs,
+        OutboxEvents,
         WebhooksService,
         OrganizationReplayBudget,
         WebhookStatsService,

@@ -1,4 +1,4 @@
-import type { PendingEvent } from '../../domain-events/domain-event.outbox';
+import type { PendingEvent } from './outbox/outbox-events';
 import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
 import { Admit, deferredForOrder, planDeliveries, PlanInput } from './delivery-plan';
 import type { DeliveryState } from '../webhook-delivery.repository';

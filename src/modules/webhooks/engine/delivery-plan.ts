@@ -1,5 +1,5 @@
 import { formatDbTimestamp } from '../../../common/time';
-import type { PendingEvent } from '../../domain-events/domain-event.outbox';
+import type { PendingEvent } from './outbox/outbox-events';
 import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
 import type { DeliveryState, NewDelivery } from '../webhook-delivery.repository';
 import { buildWebhookBody, decideAttempt, decideEvent, permanentFailure, webhookIdFor } from './webhook.rules';

@@ -4,9 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config';
 import { urlPolicyOf } from '../../../common/net/url-policy';
-import { DomainEventOutbox, PendingEvent } from '../../domain-events/domain-event.outbox';
 import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
-import { Admit, deferredForOrder, DeliveryPlan, PlannedAttempt, planDeliveries } from './delivery-plan';
+import { OutboxEvents, PendingEvent } from './outbox/outbox-events';
+import { Admit, DeliveryPlan, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { EndpointHealthTally } from './endpoint-health';
 import { EndpointRateLimiter, rateLimitedDelayMs } from './endpoint-rate-limiter';
 import { AdmittedAttempts, admitAttempt, organizationShare } from './fair-share';
@@ -116,7 +116,7 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     private readonly em: EntityManager,
     private readonly config: AppConfig,
     private readonly deliveries: WebhookDeliveryRepository,
-    private readonly outbox: DomainEventOutbox,
+    private readonly outbox: OutboxEvents,
     private readonly targets: DeliveryTargetReader,
     private readonly jobs: WebhookJobs,
   ) {
@@ -209,26 +209,22 @@ export class WebhookDeliveryService implements OnModuleDestroy {
     // worker judged meanwhile is carried by that worker.
     // Webhooks numbered per resource follow event order: an event an older unjudged event of its
     // resource comes before waits for it (judged by another batch or worker, or not relayed yet).
-    const orderedEvents = plan.judge.filter((j) => j.ordered).map((j) => events.get(j.eventId)!);
-    const deferred =
-      orderedEvents.length > 0 ? deferredForOrder(orderedEvents, await this.outbox.olderUnjudged(orderedEvents)) : new Set<string>();
+    const deferred = await this.outbox.waitingForOlder(plan.judge.filter((j) => j.ordered).map((j) => events.get(j.eventId)!));
     for (const eventId of deferred) {
       outcome.set(key('event', eventId), new RetryLaterError(OLDER_EVENT_WAIT_MS, 'an older event of its resource is not judged yet'));
     }
     const toJudge = plan.judge.filter((j) => !deferred.has(j.eventId));
-    let judged = new Set<string>();
-    if (toJudge.length > 0) {
-      judged = await knexTransaction(this.em, async (trx) => {
-        const marked = await this.outbox.markProcessed(
-          trx,
-          toJudge.map((j) => j.eventId),
-          now,
-        );
-        const rows = toJudge.filter((j) => marked.has(j.eventId)).flatMap((j) => j.webhooks.map((w) => w.row));
-        await this.deliveries.createJudged(trx, rows, now, leaseUntil);
-        return marked;
-      });
-    }
+    const judged =
+      toJudge.length === 0
+        ? new Set<string>()
+        : await knexTransaction(this.em, (trx) =>
+            this.outbox.judge(
+              trx,
+              toJudge.map((j) => ({ eventId: j.eventId, webhooks: j.webhooks.map((w) => w.row) })),
+              now,
+              leaseUntil,
+            ),
+          );
     for (const { eventId, webhooks } of toJudge) {
       if (!judged.has(eventId)) continue;
       outcome.set(
