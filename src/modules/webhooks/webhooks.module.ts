@@ -8,11 +8,15 @@ import { AuditModule } from '../audit/audit.module';
 import { DomainEventStore } from '../domain-events/domain-event.store';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { WebhookConfigModule } from '../webhook-config/webhook-config.module';
+import { AttemptRequests } from './engine/attempt-request';
+import { AttemptResults } from './engine/attempt-results';
+import { AttemptRunner } from './engine/attempt-runner';
+import { AttemptSlots } from './engine/attempt-slots';
+import { WebhookBatchExecutor } from './engine/batch-executor';
 import { OutboxEvents } from './engine/outbox/outbox-events';
 import { OutboxRelay } from './engine/outbox/outbox-relay.service';
 import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
-import { WebhookDeliveryService } from './engine/webhook-delivery.service';
 import { registerOutboxLagSampler, registerQueueDepthSampler } from './engine/webhook-metrics';
 import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE, WebhookJobs, webhookQueueSettings } from './engine/webhook-jobs';
 import { WebhookReconciler } from './maintenance/webhook-reconciler.service';
@@ -49,7 +53,18 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
 export class WebhooksModule {
   /** `worker` adds the processor, the outbox relay and the reconciler (ROLE=worker|all). */
   static register(options: { worker: boolean }): DynamicModule {
-    const workerProviders: Provider[] = options.worker ? [WebhookDeliveryService, WebhookProcessor, OutboxRelay, WebhookReconciler] : [];
+    const workerProviders: Provider[] = options.worker
+      ? [
+          AttemptSlots,
+          AttemptRequests,
+          AttemptResults,
+          AttemptRunner,
+          WebhookBatchExecutor,
+          WebhookProcessor,
+          OutboxRelay,
+          WebhookReconciler,
+        ]
+      : [];
     return {
       module: WebhooksModule,
       imports: [
