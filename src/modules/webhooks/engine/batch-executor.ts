@@ -10,7 +10,7 @@ import { AttemptSlots } from './attempt-slots';
 import { DeliveryPlan, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { MicroBatch } from './micro-batch';
 import { OutboxEvents, PendingEvent } from './outbox/outbox-events';
-import { DeliverJobData, delayOf, RetryLaterError, WebhookJobs } from './webhook-jobs';
+import { AttemptWebhookJob, delayOf, JudgeEventsJob, RetryLaterError, WebhookJobs } from './webhook-jobs';
 import { attemptLeaseMs, furthestLegitimateAttemptMs } from './webhook.rules';
 
 /**
@@ -78,10 +78,14 @@ export class WebhookBatchExecutor implements OnModuleDestroy {
     }, REQUEUE_BATCH);
   }
 
-  /** Job entry point: resolves when the job's work needs nothing more now; throws to be run again later. */
-  async handleJob(data: DeliverJobData): Promise<void> {
-    if (data.webhookId !== undefined) return this.work.add({ kind: 'webhook', id: data.webhookId });
-    await Promise.all((data.eventIds ?? []).map((id) => this.work.add({ kind: 'event', id })));
+  /** A judge-events job: resolves when its events need nothing more now; throws to be run again later. */
+  async judgeEvents({ eventIds }: JudgeEventsJob): Promise<void> {
+    await Promise.all(eventIds.map((id) => this.work.add({ kind: 'event', id })));
+  }
+
+  /** An attempt-webhook job: resolves when the webhook needs nothing more now; throws to be run again later. */
+  attemptWebhook({ webhookId }: AttemptWebhookJob): Promise<void> {
+    return this.work.add({ kind: 'webhook', id: webhookId });
   }
 
   private async handleBatch(items: Work[]): Promise<Promise<void>[]> {
@@ -109,9 +113,9 @@ export class WebhookBatchExecutor implements OnModuleDestroy {
     for (const c of plan.claim) if (!c.attempt.permanent) unstarted.set(c.attempt.id, c.attempt);
     try {
       const batch: Batch = { plan, states, events, now, leaseUntil, unstarted, outcomes: new Map() };
-      await this.judgeEvents(batch);
-      this.settleWebhooks(batch);
-      await this.claimWebhooks(batch);
+      await this.judge(batch);
+      this.settle(batch);
+      await this.claim(batch);
       return answers(items, batch.outcomes);
     } finally {
       for (const attempt of unstarted.values()) this.slots.unadmit(attempt);
@@ -124,7 +128,7 @@ export class WebhookBatchExecutor implements OnModuleDestroy {
    * numbered per resource follow event order: an event that an older unjudged event of its
    * resource comes before waits for it (judged by another batch or worker, or not relayed yet).
    */
-  private async judgeEvents(batch: Batch): Promise<void> {
+  private async judge(batch: Batch): Promise<void> {
     const { plan, events, now, leaseUntil, outcomes } = batch;
     const deferred = await this.outbox.waitingForOlder(plan.judge.filter((j) => j.ordered).map((j) => events.get(j.eventId)!));
     for (const eventId of deferred) {
@@ -156,7 +160,7 @@ export class WebhookBatchExecutor implements OnModuleDestroy {
   }
 
   /** Webhooks with nothing to claim now: done, busy (no room), or not due yet. */
-  private settleWebhooks({ plan, states, outcomes }: Batch): void {
+  private settle({ plan, states, outcomes }: Batch): void {
     for (const [id, settled] of plan.settled) {
       const state = states.get(id)!;
       const run =
@@ -170,7 +174,7 @@ export class WebhookBatchExecutor implements OnModuleDestroy {
   }
 
   /** Webhooks due now: their attempts claimed in one statement, and each claimed one started. */
-  private async claimWebhooks(batch: Batch): Promise<void> {
+  private async claim(batch: Batch): Promise<void> {
     const { plan, now, leaseUntil, outcomes } = batch;
     try {
       const { claimed, waiting } = await this.deliveries.claim(

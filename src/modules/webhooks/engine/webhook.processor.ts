@@ -17,6 +17,9 @@ export class WebhookProcessor implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.jobs.process(this.config.webhook.concurrency, (job) => this.executor.handleJob(job.data));
+    this.jobs.process(this.config.webhook.concurrency, {
+      judgeEvents: (job) => this.executor.judgeEvents(job),
+      attemptWebhook: (job) => this.executor.attemptWebhook(job),
+    });
   }
 }
