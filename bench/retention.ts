@@ -17,7 +17,7 @@ import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { ENTITIES } from '../src/orm-model';
 import { DAY_MS, utcDay } from '../src/database/time-partitions';
 import { DomainEventStore } from '../src/modules/domain-events/domain-event.store';
-import { WebhookDelivery } from '../src/modules/webhooks/webhook-delivery.entity';
+import { DeliveryMaintenanceRepository } from '../src/modules/webhooks/delivery-maintenance.repository';
 
 const env = process.env;
 const ROWS = Number(env.BENCH_RETENTION_ROWS ?? 1_000_000);
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
     const [{ id: organizationId }] = (
       await db.query(`insert into organization (id, created_at, name) values (gen_random_uuid(), now(), 'retention') returning id`)
     ).rows;
-    const deliveries = orm.em.fork().getRepository(WebhookDelivery);
+    const deliveries = new DeliveryMaintenanceRepository(orm.em.fork());
     const outbox = new DomainEventStore(orm.em.fork());
     // Simulated days end at today, so the partitions the migration made are the last ones.
     const firstDay = utcDay(new Date(Date.now() - (DAYS - 1) * DAY_MS));

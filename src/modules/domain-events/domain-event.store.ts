@@ -180,7 +180,7 @@ export class DomainEventStore {
 
   /**
    * Retention: drops the days of events made before `before` as whole partitions, and deletes
-   * judged events outside the day partitions (see WebhookDeliveryRepository.prune), `batch` per
+   * judged events outside the day partitions (as the webhooks' history is pruned), `batch` per
    * statement. Returns the partitions dropped and the rows deleted.
    */
   async prune(before: Date, batch: number, onDrop?: (name: string, ms: number) => void): Promise<{ partitions: string[]; rows: number }> {

@@ -15,6 +15,8 @@ import { AttemptSlots } from './engine/attempt-slots';
 import { WebhookBatchExecutor } from './engine/batch-executor';
 import { OutboxEvents } from './engine/outbox/outbox-events';
 import { OutboxRelay } from './engine/outbox/outbox-relay.service';
+import { DeliveryClaimRepository } from './delivery-claim.repository';
+import { DeliveryMaintenanceRepository } from './delivery-maintenance.repository';
 import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { registerOutboxLagSampler, registerQueueDepthSampler } from './engine/webhook-metrics';
@@ -86,6 +88,8 @@ export class WebhooksModule {
       controllers: [WebhookStatsController, WebhooksController],
       providers: [
         WebhookJobs,
+        DeliveryClaimRepository,
+        DeliveryMaintenanceRepository,
         OutboxEvents,
         WebhooksService,
         OrganizationReplayBudget,

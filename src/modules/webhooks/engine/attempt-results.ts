@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { AttemptResult, WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import { AttemptResult, DeliveryClaimRepository } from '../delivery-claim.repository';
 import { EndpointHealthTally } from './endpoint-health';
 import { MicroBatch } from './micro-batch';
 import { WebhookJobs } from './webhook-jobs';
@@ -29,7 +29,7 @@ export class AttemptResults implements OnModuleDestroy {
   private readonly healthTimer: NodeJS.Timeout;
 
   constructor(
-    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly deliveries: DeliveryClaimRepository,
     private readonly jobs: WebhookJobs,
   ) {
     this.results = new MicroBatch((rows) => this.write(rows), RESULT_BATCH);

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { inSpan, SpanHandle, tracingEnabled } from '../../../common/tracing/tracing';
 import { AppConfig } from '../../../config/app-config';
-import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import { DeliveryClaimRepository } from '../delivery-claim.repository';
 import { AttemptRequests } from './attempt-request';
 import { AttemptResults } from './attempt-results';
 import { AttemptSlots } from './attempt-slots';
@@ -23,7 +23,7 @@ export class AttemptRunner {
 
   constructor(
     private readonly config: AppConfig,
-    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly deliveries: DeliveryClaimRepository,
     private readonly slots: AttemptSlots,
     private readonly requests: AttemptRequests,
     private readonly results: AttemptResults,

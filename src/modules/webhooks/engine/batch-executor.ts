@@ -4,7 +4,7 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config';
 import { knexTransaction } from '../../../database/raw-sql';
 import { DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
-import { DeliveryState, WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import { DeliveryClaimRepository, DeliveryState } from '../delivery-claim.repository';
 import { AttemptRunner } from './attempt-runner';
 import { AttemptSlots } from './attempt-slots';
 import { DeliveryPlan, PlannedAttempt, planDeliveries } from './delivery-plan';
@@ -62,7 +62,7 @@ export class WebhookBatchExecutor implements OnModuleDestroy {
   constructor(
     private readonly em: EntityManager,
     config: AppConfig,
-    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly deliveries: DeliveryClaimRepository,
     private readonly outbox: OutboxEvents,
     private readonly targets: DeliveryTargetReader,
     private readonly jobs: WebhookJobs,

@@ -1,7 +1,7 @@
 import { formatDbTimestamp } from '../../../common/time';
 import type { PendingEvent } from './outbox/outbox-events';
 import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
-import type { DeliveryState, NewDelivery } from '../webhook-delivery.repository';
+import type { DeliveryState, NewDelivery } from '../delivery-claim.repository';
 import { buildWebhookBody, decideAttempt, decideEvent, permanentFailure, webhookIdFor } from './webhook.rules';
 
 /**

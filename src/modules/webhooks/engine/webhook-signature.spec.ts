@@ -95,7 +95,15 @@ describe('webhookSignatureHeaders', () => {
 
 describe('signWebhookBody', () => {
   it('is Base64(HMAC-SHA256(secret, body))', () => {
-    const body = buildWebhookBody({ organizationId: 'o', action: 'create', id: ID, resourceId: ID, resourceType: 'Wallet', createdAtUtc: '2026-01-01T00:00:00.000Z', changes: null });
+    const body = buildWebhookBody({
+      organizationId: 'o',
+      action: 'create',
+      id: ID,
+      resourceId: ID,
+      resourceType: 'Wallet',
+      createdAtUtc: '2026-01-01T00:00:00.000Z',
+      changes: null,
+    });
     const expected = createHmac('sha256', 'a-shared-secret-16').update(Buffer.from(body, 'utf8')).digest('base64');
     expect(signWebhookBody('a-shared-secret-16', body)).toBe(expected);
     expect(signWebhookBody('another-secret-123', body)).not.toBe(expected);

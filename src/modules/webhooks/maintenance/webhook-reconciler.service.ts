@@ -9,7 +9,7 @@ import { LOCK_KEYS } from '../../../database/lock-keys';
 import { DomainEventStore } from '../../domain-events/domain-event.store';
 import { DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
 import { WebhookEndpointsService } from '../../webhook-config/webhook-endpoints.service';
-import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import { DeliveryMaintenanceRepository } from '../delivery-maintenance.repository';
 import { WebhookJobs } from '../engine/webhook-jobs';
 import { attemptLeaseMs, furthestLegitimateAttemptMs } from '../engine/webhook.rules';
 
@@ -45,7 +45,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     private readonly sessions: DirectSessions,
     private readonly config: AppConfig,
     private readonly events: DomainEventStore,
-    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly deliveries: DeliveryMaintenanceRepository,
     private readonly targets: DeliveryTargetReader,
     private readonly endpointsService: WebhookEndpointsService,
     private readonly jobs: WebhookJobs,

@@ -2,7 +2,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Knex } from 'knex';
 import { DomainEventStore, UnjudgedEvent } from '../../../domain-events/domain-event.store';
-import { NewDelivery, WebhookDeliveryRepository } from '../../webhook-delivery.repository';
+import { DeliveryClaimRepository, NewDelivery } from '../../delivery-claim.repository';
 import { deferredForOrder } from '../delivery-plan';
 
 /** An event the engine has yet to judge into webhooks. */
@@ -24,7 +24,7 @@ export interface EventJudgement {
 export class OutboxEvents {
   constructor(
     private readonly events: DomainEventStore,
-    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly deliveries: DeliveryClaimRepository,
   ) {}
 
   /** The events among `ids` that nobody has judged yet. */
