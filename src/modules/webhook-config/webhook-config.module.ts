@@ -2,6 +2,7 @@ import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { DeliveryTargetReader } from './delivery-target.reader';
+import { EndpointInputs } from './endpoint-inputs';
 import { PreviousSecretCleanup } from './previous-secret-cleanup.service';
 import { WebhookConfigController } from './webhook-config.controller';
 import { WebhookConfigService } from './webhook-config.service';
@@ -13,7 +14,7 @@ import { WebhookEndpointsService } from './webhook-endpoints.service';
 @Module({
   imports: [MikroOrmModule.forFeature([WebhookEndpoint]), AuditModule],
   controllers: [WebhookConfigController, WebhookEndpointsController],
-  providers: [WebhookConfigService, WebhookEndpointsService, DeliveryTargetReader, PreviousSecretCleanup],
+  providers: [WebhookConfigService, WebhookEndpointsService, EndpointInputs, DeliveryTargetReader, PreviousSecretCleanup],
   exports: [WebhookEndpointsService, DeliveryTargetReader],
 })
 export class WebhookConfigModule {}
