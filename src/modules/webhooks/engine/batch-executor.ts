@@ -7,9 +7,9 @@ import { DeliveryTargetReader } from '../../webhook-config/delivery-target.reade
 import { DeliveryClaimRepository, DeliveryState } from '../delivery-claim.repository';
 import { AttemptRunner } from './attempt-runner';
 import { AttemptSlots } from './attempt-slots';
-import { DeliveryPlan, PlannedAttempt, planDeliveries } from './delivery-plan';
+import { DeliveryPlan, PendingEvent, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { MicroBatch } from './micro-batch';
-import { OutboxEvents, PendingEvent } from './outbox/outbox-events';
+import { OutboxEvents } from './outbox/outbox-events';
 import { AttemptWebhookJob, delayOf, JudgeEventsJob, RetryLaterError, WebhookJobs } from './webhook-jobs';
 import { attemptLeaseMs, furthestLegitimateAttemptMs } from './webhook.rules';
 

@@ -1,6 +1,5 @@
-import type { PendingEvent } from './outbox/outbox-events';
 import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
-import { Admit, deferredForOrder, planDeliveries, PlanInput } from './delivery-plan';
+import { Admit, deferredForOrder, PendingEvent, planDeliveries, PlanInput } from './delivery-plan';
 import type { DeliveryState } from '../delivery-claim.repository';
 
 const ORG = '0193a6c2-7d1e-7c3a-9f10-0a1b2c3d4e5f';

@@ -1,12 +1,9 @@
 // engine/outbox/: the webhook engine's side of the transactional outbox (relaying events, judging them).
 import { Injectable } from '@nestjs/common';
 import type { Knex } from 'knex';
-import { DomainEventStore, UnjudgedEvent } from '../../../domain-events/domain-event.store';
+import { DomainEventStore } from '../../../domain-events/domain-event.store';
 import { DeliveryClaimRepository, NewDelivery } from '../../delivery-claim.repository';
-import { deferredForOrder } from '../delivery-plan';
-
-/** An event the engine has yet to judge into webhooks. */
-export type PendingEvent = UnjudgedEvent;
+import { deferredForOrder, PendingEvent } from '../delivery-plan';
 
 /** An event and the webhooks it is judged into (none when no endpoint wants it). */
 export interface EventJudgement {
