@@ -53,7 +53,7 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
 
 @Module({})
 export class WebhooksModule {
-  /** `worker` adds the processor, the outbox relay and the reconciler (ROLE=worker|all). */
+  /** `worker` adds the engine (batch executor, attempt runner and their parts), the processor, the outbox relay and the reconciler (ROLE=worker|all). */
   static register(options: { worker: boolean }): DynamicModule {
     const workerProviders: Provider[] = options.worker
       ? [
