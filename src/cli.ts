@@ -17,8 +17,8 @@ import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { migrateDatabase } from './database/migrate';
 import type { ResealReport, SealedSecretOwner } from './database/sealed-columns';
-import { WebhookConfigModule } from './modules/webhook-config/webhook-config.module';
-import { WebhookEndpointsService } from './modules/webhook-config/webhook-endpoints.service';
+import { WebhookEndpointsModule } from './modules/webhook-endpoints/webhook-endpoints.module';
+import { WebhookEndpointsService } from './modules/webhook-endpoints/webhook-endpoints.service';
 import { OrganizationsModule } from './modules/organizations/organizations.module';
 import { OrganizationsService } from './modules/organizations/organizations.service';
 import { formatUtc } from './common/time';
@@ -33,7 +33,7 @@ const USAGE = `usage: npm run cli -- organization:create --name "Acme" [--roles 
  * entry (its module and its service).
  */
 const SEALED_SECRET_OWNERS: ReadonlyArray<{ module: Type; service: Type<SealedSecretOwner> }> = [
-  { module: WebhookConfigModule, service: WebhookEndpointsService },
+  { module: WebhookEndpointsModule, service: WebhookEndpointsService },
 ];
 
 /** A command: its arguments read (or the line saying what is wrong with them), then its run. */

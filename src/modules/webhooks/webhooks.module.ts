@@ -7,7 +7,7 @@ import { OrganizationReplayBudget } from '../../common/rate-limit/organization-s
 import { AuditModule } from '../audit/audit.module';
 import { DomainEventStore } from '../domain-events/domain-event.store';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
-import { WebhookConfigModule } from '../webhook-config/webhook-config.module';
+import { WebhookEndpointsModule } from '../webhook-endpoints/webhook-endpoints.module';
 import { AttemptRequests } from './engine/attempt-request';
 import { AttemptResults } from './engine/attempt-results';
 import { AttemptRunner } from './engine/attempt-runner';
@@ -81,7 +81,7 @@ export class WebhooksModule {
           })),
         ),
         DomainEventsModule,
-        WebhookConfigModule,
+        WebhookEndpointsModule,
         AuditModule,
       ],
       // WebhookStatsController first: its `webhooks/stats` must be matched before `webhooks/:webhookId`.

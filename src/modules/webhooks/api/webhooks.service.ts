@@ -12,7 +12,7 @@ import { AppConfig } from '../../../config/app-config';
 import { AuditService } from '../../audit/audit.service';
 import type { WebhookType } from '../../domain-events/domain-event.catalogue';
 import { DomainEventPublisher } from '../../domain-events/domain-event.publisher';
-import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
+import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-endpoints/delivery-target.reader';
 import { DeliveryStatus, WebhookDelivery } from '../webhook-delivery.entity';
 import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
 import type { ReplayStatus } from './webhook.dto';

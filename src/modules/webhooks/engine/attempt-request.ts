@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SpanHandle } from '../../../common/tracing/tracing';
 import { urlPolicyOf } from '../../../common/net/url-policy';
 import { AppConfig } from '../../../config/app-config';
-import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
+import type { DeliveryTarget } from '../../webhook-endpoints/delivery-target.reader';
 import { AttemptSlots } from './attempt-slots';
 import type { PlannedAttempt } from './delivery-plan';
 import { OAuth2Client, OAuth2TokenCache, TokenRequestError } from './oauth2-tokens';

@@ -3,7 +3,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config';
 import { knexTransaction } from '../../../database/raw-sql';
-import { DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
+import { DeliveryTargetReader } from '../../webhook-endpoints/delivery-target.reader';
 import { DeliveryClaimRepository, DeliveryState } from '../delivery-claim.repository';
 import { AttemptRunner } from './attempt-runner';
 import { AttemptSlots } from './attempt-slots';

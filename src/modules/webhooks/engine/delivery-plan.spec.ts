@@ -1,4 +1,4 @@
-import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
+import type { DeliveryTarget } from '../../webhook-endpoints/delivery-target.reader';
 import { Admit, deferredForOrder, PendingEvent, planDeliveries, PlanInput } from './delivery-plan';
 import type { DeliveryState } from '../delivery-claim.repository';
 

@@ -1,6 +1,6 @@
 import { formatDbTimestamp } from '../../../common/time';
 import type { UnjudgedEvent } from '../../domain-events/domain-event.store';
-import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
+import type { DeliveryTarget } from '../../webhook-endpoints/delivery-target.reader';
 import type { DeliveryState, NewDelivery } from '../delivery-claim.repository';
 import { buildWebhookBody, decideAttempt, decideEvent, permanentFailure, webhookIdFor } from './webhook.rules';
 
