@@ -174,6 +174,13 @@ describe('OpenAPI document', () => {
     // Every tag an operation uses is listed, in that order.
     const used = new Set(Object.values(doc.paths).flatMap((item: any) => Object.values(item).flatMap((op: any) => op.tags ?? [])));
     expect(new Set(tags)).toEqual(used);
+    // Which types the service sends, and what the others are for.
+    expect(doc.tags.find((tag: { name: string }) => tag.name === 'Webhooks').description).toContain(
+      "The service itself sends `transaction`, `nft`, `custodialAccount`; `payment`, `kyc`, `document` are reserved for the integrator's own platform",
+    );
+    for (const type of ['payment', 'kyc', 'document']) {
+      expect(doc.webhooks[type].post.description).toContain("reserved for the integrator's own platform");
+    }
     // The webhook prose stays with its tag, after the API's own.
     expect(doc.tags.find((tag: { name: string }) => tag.name === 'Webhooks').description).toContain('Verifying a webhook');
     expect(Object.keys(doc.paths).filter((path) => path.startsWith('/portal'))).toEqual([]);

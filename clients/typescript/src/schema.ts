@@ -712,7 +712,7 @@ export interface webhooks {
         put?: never;
         /**
          * Payment events
-         * @description Sent to the configured url for organizations subscribed to `payment` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). No write of this service produces this type yet; only test webhooks carry it.
+         * @description Sent to the configured url for organizations subscribed to `payment` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -856,7 +856,7 @@ export interface webhooks {
         put?: never;
         /**
          * KYC events
-         * @description Sent to the configured url for organizations subscribed to `kyc` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). No write of this service produces this type yet; only test webhooks carry it.
+         * @description Sent to the configured url for organizations subscribed to `kyc` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -904,7 +904,7 @@ export interface webhooks {
         put?: never;
         /**
          * Document events
-         * @description Sent to the configured url for organizations subscribed to `document` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). No write of this service produces this type yet; only test webhooks carry it.
+         * @description Sent to the configured url for organizations subscribed to `document` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -1612,7 +1612,7 @@ export interface components {
              */
             sharedSecret?: string | null;
             /**
-             * @description The webhook types to receive, each at most once; `[]` receives none.
+             * @description The webhook types to receive, each at most once; `[]` receives none. The service sends custodialAccount, nft and transaction; payment, kyc and document are reserved for the integrator's own platform and arrive only as test webhooks.
              * @example [
              *       "transaction",
              *       "nft"
@@ -1916,7 +1916,7 @@ export interface components {
              */
             url: string;
             /**
-             * @description The webhook types to receive, each at most once; `[]` receives none.
+             * @description The webhook types to receive, each at most once; `[]` receives none. The service sends custodialAccount, nft and transaction; payment, kyc and document are reserved for the integrator's own platform and arrive only as test webhooks.
              * @example [
              *       "transaction",
              *       "nft"
@@ -2092,7 +2092,7 @@ export interface components {
              */
             url?: string;
             /**
-             * @description The webhook types to receive, each at most once; `[]` receives none.
+             * @description The webhook types to receive, each at most once; `[]` receives none. The service sends custodialAccount, nft and transaction; payment, kyc and document are reserved for the integrator's own platform and arrive only as test webhooks.
              * @example [
              *       "transaction",
              *       "nft"
