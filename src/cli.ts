@@ -61,7 +61,7 @@ async function withOrganizations<T>(
   config: AppConfig,
   work: (organizations: OrganizationsService, actor: { kind: 'operator' }, meta: { requestId: null; ip: null }) => Promise<T>,
 ): Promise<T> {
-  if (config.migrateOnStart) await migrateDatabase(config, ormModel());
+  if (config.migrateOnStart) await migrateDatabase(config, ormModel(), (line) => process.stderr.write(`${line}\n`));
 
   @Module({ imports: [AppConfigModule.forRoot(config), DatabaseModule.forRoot({ model: ormModel }), OrganizationsModule] })
   class CliModule {}

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from 'pg';
 import { bearer } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -96,6 +97,25 @@ describe('operator CLI', () => {
       ['admin', ['admin']],
       ['audit', ['auditor']],
     ]);
+  });
+
+  it('keeps stdout to the one JSON object when it migrates a database first (the progress goes to stderr)', async () => {
+    const fresh = new URL(process.env.TEST_DATABASE_URL!);
+    fresh.pathname = `${fresh.pathname}_cli_fresh`;
+    try {
+      const { stdout, stderr } = await run('npx', [...TS_NODE, 'src/cli.ts', 'organization:create', '--name', 'Fresh'], {
+        env: { ...process.env, DATABASE_URL: fresh.toString(), DB_MIGRATE_ON_START: 'true' },
+        timeout: 120_000,
+      });
+      expect(stdout.trim().split('\n')).toHaveLength(1);
+      expect(JSON.parse(stdout).organization.name).toBe('Fresh');
+      expect(stderr).toContain('Migration20261122000000Foundation');
+    } finally {
+      const pg = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await pg.connect();
+      await pg.query(`drop database if exists "${fresh.pathname.slice(1)}" with (force)`);
+      await pg.end();
+    }
   });
 
   it('refuses an unknown role with a usage message and exit code 2', async () => {
