@@ -1244,7 +1244,7 @@ export interface components {
             /** @description Why the last metadata fetch failed; null otherwise. */
             metadataError: string | null;
             metadata: components["schemas"]["TokenMetadataDto"];
-            /** @description The image named by `metadata.image`, fetched by the service, with thumbnails it serves itself (README.md "Images"). */
+            /** @description The image named by `metadata.image`, fetched by the service, with thumbnails it serves itself (docs/IMAGES.md "Images"). */
             media: components["schemas"]["TokenMediaDto"];
         };
         UpdateTokenRequestDto: {
@@ -2171,7 +2171,7 @@ export interface components {
             status: number;
             /** @description What went wrong, for people. */
             detail: string;
-            /** @description Stable and machine-readable; the README lists every code. */
+            /** @description Stable and machine-readable; docs/ERRORS.md lists every code. */
             code: string;
             /** @description Echo of `x-request-id`. */
             requestId: string | null;
