@@ -3,6 +3,7 @@ import { AttemptResult, DeliveryClaimRepository } from '../delivery-claim.reposi
 import { EndpointHealthTally } from './endpoint-health';
 import { MicroBatch } from './micro-batch';
 import { WebhookJobs } from './webhook-jobs';
+import { Periodic } from '../../../common/scheduling/periodic';
 
 /**
  * Results wait longer than jobs, and at most two of their batches write at a time (the next
@@ -26,15 +27,21 @@ export class AttemptResults implements OnModuleDestroy {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly results: MicroBatch<AttemptResult, boolean>;
   private readonly health = new EndpointHealthTally();
-  private readonly healthTimer: NodeJS.Timeout;
+  /** Endpoint health is written once a second per worker, not by every result batch. */
+  private readonly healthWrites: Periodic;
 
   constructor(
     private readonly deliveries: DeliveryClaimRepository,
     private readonly jobs: WebhookJobs,
   ) {
     this.results = new MicroBatch((rows) => this.write(rows), RESULT_BATCH);
-    this.healthTimer = setInterval(() => void this.flushHealth(), HEALTH_FLUSH_MS);
-    this.healthTimer.unref();
+    this.healthWrites = new Periodic({
+      intervalMs: HEALTH_FLUSH_MS,
+      run: () => this.flushHealth(),
+      logger: this.logger,
+      failure: 'could not record endpoint health',
+    });
+    this.healthWrites.start();
   }
 
   /** Records one attempt's result; false when the webhook changed meanwhile and the result set nothing. */
@@ -72,17 +79,12 @@ export class AttemptResults implements OnModuleDestroy {
 
   /** Writes the endpoints' health gathered since the last write; a failed write only delays auto-disable. */
   private async flushHealth(): Promise<void> {
-    const changes = this.health.take();
-    try {
-      await this.deliveries.recordHealth(changes);
-    } catch (error) {
-      this.logger.warn({ err: error, endpoints: changes.length }, 'could not record endpoint health');
-    }
+    await this.deliveries.recordHealth(this.health.take());
   }
 
   async onModuleDestroy(): Promise<void> {
     this.results.flush();
-    clearInterval(this.healthTimer);
-    await this.flushHealth();
+    await this.healthWrites.stop();
+    await this.flushHealth().catch((error: unknown) => this.logger.warn({ err: error }, 'could not record endpoint health'));
   }
 }

@@ -2,6 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Client, type Notification } from 'pg';
+import { Periodic } from '../../../../common/scheduling/periodic';
 import { inSpan } from '../../../../common/tracing/tracing';
 import { AppConfig } from '../../../../config/app-config';
 import { knexTransaction } from '../../../../database/raw-sql';
@@ -43,9 +44,8 @@ export function interleaveByOrganization<T extends { organizationId: string }>(r
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('OutboxRelay');
   private listener: Client | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
+  /** Relay passes: at start, on every notification, and every OUTBOX_POLL_INTERVAL; full batches go on at once. */
+  private readonly passes: Periodic;
   private stopped = false;
   /** Set once LISTEN proved useless (a transaction pooler in the way): polling alone from then on. */
   private pollingOnly = false;
@@ -57,37 +57,24 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly events: DomainEventStore,
     private readonly config: AppConfig,
     private readonly jobs: WebhookJobs,
-  ) {}
+  ) {
+    this.passes = new Periodic({
+      intervalMs: config.webhook.relayIntervalMs,
+      runAtStart: true,
+      run: async () => ((await this.relayBatch()) === BATCH_SIZE ? 'busy' : 'idle'),
+      logger: this.logger,
+      failure: 'relay pass failed; the next pass retries',
+    });
+  }
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => this.kick(), this.config.webhook.relayIntervalMs);
-    this.timer.unref();
+    this.passes.start();
     void this.listen();
-    this.kick();
   }
 
   /** Runs a relay pass now, or right after the one in progress. */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain()
-      .catch((error: unknown) => this.logger.warn({ err: error }, 'relay pass failed; the next pass retries'))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
-  }
-
-  private async drain(): Promise<void> {
-    while (!this.stopped && (await this.relayBatch()) === BATCH_SIZE) {
-      // keep going while full batches come back
-    }
+    this.passes.wake();
   }
 
   /**
@@ -192,10 +179,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
     const listener = this.listener;
     this.listener = null;
     await listener?.end().catch(() => undefined);
-    await this.running;
+    await this.passes.stop();
   }
 }
