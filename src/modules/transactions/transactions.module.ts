@@ -13,6 +13,8 @@ import { IdempotencyKeyPurger } from './idempotency-key.purger';
 import { NftTransaction } from './nft-transaction.entity';
 import { TransactionsController } from './transactions.controller';
 import { TransactionsService } from './transactions.service';
+import { WalletTransfersController } from './wallet-transfers.controller';
+import { WalletTransfersService } from './wallet-transfers.service';
 
 @Module({
   imports: [
@@ -22,8 +24,8 @@ import { TransactionsService } from './transactions.service';
     WalletsModule,
     MediaModule,
   ],
-  controllers: [TransactionsController, BalancesController],
-  providers: [TransactionsService, BalancesService, IdempotencyKeyPurger, ChainMovementsService],
+  controllers: [TransactionsController, BalancesController, WalletTransfersController],
+  providers: [TransactionsService, BalancesService, IdempotencyKeyPurger, ChainMovementsService, WalletTransfersService],
   exports: [ChainMovementsService],
 })
 export class TransactionsModule {}
