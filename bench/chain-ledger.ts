@@ -11,6 +11,8 @@ import { TokensService } from '../src/modules/tokens/tokens.service';
 import { ChainMovement, ChainMovementsService } from '../src/modules/transactions/chain-movements.service';
 import { Wallet } from '../src/modules/wallets/wallet.entity';
 import { WalletsService } from '../src/modules/wallets/wallets.service';
+import { SpamInbox } from '../src/modules/spam/spam-inbox';
+import { SpamRepository } from '../src/modules/spam/spam.repository';
 
 const WALLETS = 1000;
 const MOVEMENTS = 10_000;
@@ -47,6 +49,7 @@ export async function chainLedgerScenario(ctx: {
       new TokensService(em, em.getRepository(Token), events, new MediaService(new MediaRepository(em))),
       new WalletsService(em, em.getRepository(Wallet), events),
       events,
+      new SpamInbox(new SpamRepository(em)),
     );
     const contract = `0x${'ab'.repeat(20)}`;
     const at = (block: number) => new Date(Date.UTC(2026, 10, 1) + block * 2000);

@@ -65,3 +65,24 @@ export function spamViewFromColumn(value: unknown): SpamView | null {
   const state = (typeof value === 'string' ? JSON.parse(value) : value) as { rules: RuleHits | null; override: boolean | null };
   return spamViewOf(state.rules ?? null, state.override ?? null);
 }
+
+/**
+ * What the contract (chain, contract) says of itself, as one JSON column `{name, symbol}` (null
+ * until read, or without a chain); read it back with contractProfileFromColumn.
+ */
+export function contractProfileColumnSql(chainIdSql: string, contractAddressSql: string): string {
+  assertColumns(chainIdSql, contractAddressSql);
+  return `(select json_build_object('name', cc."name", 'symbol', cc."symbol") from "chain_contract" cc
+            where cc."chain_id" = ${chainIdSql} and cc."contract_address" = ${contractAddressSql})`;
+}
+
+export interface ContractProfile {
+  name: string | null;
+  symbol: string | null;
+}
+
+export function contractProfileFromColumn(value: unknown): ContractProfile {
+  if (value === null || value === undefined) return { name: null, symbol: null };
+  const profile = (typeof value === 'string' ? JSON.parse(value) : value) as ContractProfile;
+  return { name: profile.name ?? null, symbol: profile.symbol ?? null };
+}

@@ -4,6 +4,7 @@ import { UINT256_MAX } from '../tokens/uint256';
 import { tokenColumnsSql, TokenView, tokenViewFromRow } from '../tokens/token.view';
 import { whitelistVisibleForSql } from '../whitelist/whitelist-filter';
 import type { Balance } from './balance.entity';
+import { spamFilterSql, type SpamFilter } from '../spam/spam-filter';
 
 export interface HeldToken {
   tokenId: string;
@@ -117,6 +118,8 @@ export interface WalletPageQuery {
   walletId: string;
   afterTokenId: string | null;
   contractAddresses: string[] | null;
+  /** The `spam` filter (README.md "Spam"); include or absent filters nothing. */
+  spam?: SpamFilter;
   limit: number;
 }
 
@@ -135,6 +138,8 @@ export function walletPageSql(query: WalletPageQuery): { sql: string; params: un
     conditions.push(`and t."contract_address" in (${query.contractAddresses.map(() => '?').join(', ')})`);
     params.push(...query.contractAddresses);
   }
+  const spam = spamFilterSql(query.spam, 't', 'w."organization_id"');
+  if (spam !== null) conditions.push(`and ${spam}`);
   params.push(query.limit, query.walletId, query.organizationId);
   const sql = `select w."id" as "walletId", p.*
        from "wallet" w
@@ -178,6 +183,8 @@ export function walletPageAsOfSql(query: WalletPageQuery & { asOf: string }): { 
     conditions.push(`and t."contract_address" in (${query.contractAddresses.map(() => '?').join(', ')})`);
     params.push(...query.contractAddresses);
   }
+  const spam = spamFilterSql(query.spam, 't', 'w."organization_id"');
+  if (spam !== null) conditions.push(`and ${spam}`);
   params.push(query.limit, query.walletId, query.organizationId);
   const sql = `select w."id" as "walletId", p.*
        from "wallet" w
