@@ -13,7 +13,8 @@ import { massAirdropContracts } from './spam.rules';
 const BATCH = 16;
 /** A claimed judgement is due again after this if its worker died. */
 const LEASE_MS = 60_000;
-const POLL_INTERVAL_MS = 500;
+/** Short: a new contract's name and symbol, and a verdict, should show within a second of its first movement. */
+const POLL_INTERVAL_MS = 250;
 /** A receipt the node cannot give (a replaced block, a node outage) is asked again this many times, then dropped. */
 const MAX_ATTEMPTS = 8;
 /** name() and symbol() are shown as read, up to this length. */
