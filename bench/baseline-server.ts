@@ -16,7 +16,7 @@ import { MEDIA_LINK_TTL_SECONDS } from '../src/modules/media/media.rules';
 import { TokenDto } from '../src/modules/tokens/dto/token.response.dto';
 import { VISIBLE_TOKEN_SQL } from '../src/modules/tokens/token.repository';
 import { tokenViewFromRow } from '../src/modules/tokens/token.view';
-import { heldTokensFromRows, walletPageSql } from '../src/modules/transactions/balance.repository';
+import { heldTokensFromRows, walletPageSql } from '../src/modules/transactions/balance-page.sql';
 import { NftTokenBalanceDto } from '../src/modules/transactions/dto/nft-balance.response.dto';
 
 const pool = new Pool({

@@ -9,6 +9,7 @@ import { DomainEventPublisher } from '../src/modules/domain-events/domain-event.
 import { Token } from '../src/modules/tokens/token.entity';
 import { TokensService } from '../src/modules/tokens/tokens.service';
 import { ChainMovement, ChainMovementsService } from '../src/modules/transactions/chain-movements.service';
+import { Balance } from '../src/modules/transactions/balance.entity';
 import { Wallet } from '../src/modules/wallets/wallet.entity';
 import { WalletsService } from '../src/modules/wallets/wallets.service';
 import { SpamInbox } from '../src/modules/spam/spam-inbox';
@@ -49,6 +50,7 @@ export async function chainLedgerScenario(ctx: {
       new TokensService(em, em.getRepository(Token), events, new MediaService(new MediaRepository(em))),
       new WalletsService(em, em.getRepository(Wallet), events),
       events,
+      em.getRepository(Balance),
       new SpamInbox(new SpamRepository(em)),
     );
     const contract = `0x${'ab'.repeat(20)}`;

@@ -14,7 +14,7 @@
  *   PostgreSQL): p50/p99 over BENCH_MEDIA_REQUESTS (3,000) requests, 4 at a time, against its raw
  *   baseline, a plain node:http server checking the same HMAC and reading the same row with pg.
  *
- * The goal (README.md "Images"): 1,000 images in under 60 s on one worker, its RSS up by less
+ * The goal (docs/IMAGES.md "Images"): 1,000 images in under 60 s on one worker, its RSS up by less
  * than 300 MB, a thumbnail answer's p99 under 10 ms.
  */
 import { spawn } from 'node:child_process';

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The ledger's side of following EVM chains (README "Following a chain"): tokens know the chain
+ * The ledger's side of following EVM chains (docs/CHAIN.md "Following a chain"): tokens know the chain
  * they live on and the state of their fetched metadata, transactions know where they come from
  * and whether a reorg reverted them, and wallets are found by address.
  */

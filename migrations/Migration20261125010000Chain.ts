@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The chain module's own tables (README "Following a chain"): where each chain's follower stands
+ * The chain module's own tables (docs/CHAIN.md "Following a chain"): where each chain's follower stands
  * and who holds it, the hashes of recently applied blocks (to notice a reorg), and the wallet
  * history replays asked for through the API.
  */

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Token metadata is fetched fairly (README.md "Following a chain"): the fetcher takes due tokens
+ * Token metadata is fetched fairly (docs/CHAIN.md "Following a chain"): the fetcher takes due tokens
  * organization by organization and contract by contract, and a contract whose documents keep
  * timing out is paused by its circuit breaker.
  */

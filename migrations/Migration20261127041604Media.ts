@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Token images (README.md "Images"), owned by the media module: each original processed once by
+ * Token images (docs/IMAGES.md "Images"), owned by the media module: each original processed once by
  * its SHA-256 (`media_image`), its WebP thumbnails when they are kept in PostgreSQL
  * (`media_thumbnail`), the image URLs already fetched (`media_source`, so a URL is requested
  * once), and each token's media state with its queue (`token_media`). Tokens that already have

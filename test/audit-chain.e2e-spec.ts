@@ -10,7 +10,7 @@ import { createTestApp, OPERATOR_KEY, TestApp } from './support/test-app';
 const AUDIT = '/api/organization/v1/current-organization/audit-log';
 const ZEROS = '0'.repeat(64);
 
-/** The verifier an auditor would write from README.md "Audit log" alone: no service code. */
+/** The verifier an auditor would write from docs/API.md "Audit log" alone: no service code. */
 function recomputeChain(lines: Record<string, unknown>[], previous = ZEROS): { ok: boolean; brokenAt?: string; last: string } {
   let prev = previous;
   for (const line of lines) {

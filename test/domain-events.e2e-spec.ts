@@ -4,7 +4,7 @@ import { createTestApp, TestApp } from './support/test-app';
 
 /**
  * The transactional outbox seen from the database: every committed write has exactly its event
- * row (README.md "How delivery stays reliable"), and a refused or failed write leaves none.
+ * row (docs/WEBHOOKS.md "How delivery stays reliable"), and a refused or failed write leaves none.
  */
 describe('domain events of wallet, token and transaction writes', () => {
   let t: TestApp;

@@ -98,7 +98,7 @@ describe('OpenAPI conformance through a validating proxy', () => {
     dir = mkdtempSync(join(tmpdir(), 'openapi-conformance-'));
     documentPath = join(dir, 'openapi.json');
     // The document as production serves it: built with the compiler plugin, then read from dist/.
-    await run(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build'], { cwd: ROOT, timeout: 60_000 });
+    await run(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build'], { cwd: ROOT, timeout: 240_000 });
     // Portable: the same document on every machine, which the typed client is generated from.
     const env = portableDocumentEnv({ ...process.env, ...testEnv(), NODE_ENV: 'test' });
     await run(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--swc', 'scripts/openapi-document.ts', documentPath], {

@@ -16,7 +16,7 @@ import { createTestApp, TestApp } from './support/test-app';
 import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
 
 /**
- * README.md "Portal" in a real browser: headless Chromium (the Debian package, which .ci/run
+ * docs/PORTAL.md "Portal" in a real browser: headless Chromium (the Debian package, which .ci/run
  * installs) drives the page the service serves, against the real app listening on loopback and
  * a real webhook receiver. Screenshots land in temp/screenshots (git-ignored).
  */
@@ -32,7 +32,7 @@ const CONTRACT = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 const WRITE_CONTROLS = ['Redeliver', 'Send test', 'Rotate secret', 'Disable endpoint', 'Enable endpoint', 'Add endpoint', 'Replay'];
 /** The forms and buttons behind those controls: none may be shown to an auditor, nor reachable by keyboard. */
 const WRITE_SELECTORS = '#redeliver, #test-form, #rotate-form, #endpoint-toggle, #create-form, #replay-form, #secret-box';
-/** A bucket of GET …/webhooks/stats (README.md "Delivery statistics"). */
+/** A bucket of GET …/webhooks/stats (docs/WEBHOOKS.md "Delivery statistics"). */
 interface StatsBucket {
   startUtc: string;
   succeeded: number;

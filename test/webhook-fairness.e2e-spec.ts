@@ -19,11 +19,11 @@ const SLOW_ANSWER_MS = 10_000;
  */
 const QUIET_WRITES = 15;
 const QUIET_EVERY_MS = 1000;
-/** README "Isolation": another organization's webhook arrives within this of its write. */
+/** docs/WEBHOOKS.md "Isolation": another organization's webhook arrives within this of its write. */
 const ARRIVAL_DEADLINE_MS = 2000;
 
 /**
- * The way the finding was made (README "Isolation"), against the service as deployed: an API
+ * The way the finding was made (docs/WEBHOOKS.md "Isolation"), against the service as deployed: an API
  * process and a worker process of their own, on a database and queue of their own. One
  * organization points 8 endpoints at a receiver that answers after 10 s and has 800 webhooks
  * queued; another organization's webhooks to a healthy receiver must each still arrive within 2 s

@@ -45,7 +45,7 @@ export abstract class AppConfig {
   abstract readonly dbPoolMax: number;
   /**
    * PostgreSQL read replicas (DATABASE_REPLICA_URLS) that serve GET requests, and the lag past
-   * which one is skipped (README.md "Read replicas"); no urls = everything on DATABASE_URL.
+   * which one is skipped (docs/OPERATIONS.md "Read replicas"); no urls = everything on DATABASE_URL.
    */
   abstract readonly replicas: { readonly urls: readonly string[]; readonly maxLagMs: number };
   /**
@@ -133,7 +133,7 @@ export abstract class AppConfig {
     readonly host: string;
   };
   abstract readonly chain: ChainConfig;
-  /** Token images and their thumbnails (README.md "Images"). */
+  /** Token images and their thumbnails (docs/IMAGES.md "Images"). */
   abstract readonly media: MediaConfig;
   /** OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT); null when off. */
   abstract readonly tracing: TracingConfig | null;

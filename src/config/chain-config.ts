@@ -6,7 +6,7 @@ export interface ChainRpc {
   readonly url: string;
 }
 
-/** Following EVM chains (README.md "Following a chain"); no rpcUrls = no chain followed. */
+/** Following EVM chains (docs/CHAIN.md "Following a chain"); no rpcUrls = no chain followed. */
 export interface ChainConfig {
   /** CHAIN_RPC_URLS `1=https://..,31337=http://..`: one entry per chain, ids unique. */
   readonly rpcUrls: readonly ChainRpc[];

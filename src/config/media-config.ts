@@ -1,7 +1,7 @@
 import { isAbsolute, normalize } from 'node:path';
 import { key32, Parsed, rule, variable } from './variables';
 
-/** Token images and their thumbnails (README.md "Images"). */
+/** Token images and their thumbnails (docs/IMAGES.md "Images"). */
 export interface MediaConfig {
   /** MEDIA_SIGNING_KEY: signs thumbnail links (HMAC-SHA256), 32 bytes. */
   readonly signingKey: Buffer;

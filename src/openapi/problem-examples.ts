@@ -24,7 +24,7 @@ const PROBLEM_SCHEMA = {
     title: { type: 'string', description: 'The reason phrase of the status.' },
     status: { type: 'integer' },
     detail: { type: 'string', description: 'What went wrong, for people.' },
-    code: { type: 'string', description: 'Stable and machine-readable; the README lists every code.' },
+    code: { type: 'string', description: 'Stable and machine-readable; docs/ERRORS.md lists every code.' },
     requestId: { type: ['string', 'null'], description: 'Echo of `x-request-id`.' },
     errors: {
       type: 'array',

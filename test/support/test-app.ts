@@ -1,5 +1,6 @@
 import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import TestAgent from 'supertest/lib/agent';
@@ -21,6 +22,16 @@ export interface TestApp {
   close: () => Promise<void>;
 }
 
+/**
+ * A short tag of the running test file. Suites share one database per run but each gets queues of
+ * its own: jobs an earlier suite's apps left in Redis (its receivers long gone) must not be worked
+ * through ahead of the next suite's. Every app and process one suite starts shares the tag.
+ */
+function suiteTag(): string {
+  const path = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
+  return path ? createHash('sha1').update(path).digest('hex').slice(0, 8) : `w${process.env.JEST_WORKER_ID ?? 0}`;
+}
+
 /** Environment every test app starts from; suites override single variables. */
 export function testEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   const databaseUrl = process.env.TEST_DATABASE_URL;
@@ -29,7 +40,7 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Rec
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,
     REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-    QUEUE_PREFIX: `t${process.env.TEST_RUN_ID}w${process.env.JEST_WORKER_ID ?? 0}`,
+    QUEUE_PREFIX: `t${process.env.TEST_RUN_ID}${suiteTag()}`,
     OPERATOR_API_KEY: OPERATOR_KEY,
     DB_MIGRATE_ON_START: 'false',
     DB_POOL_MAX: '5',

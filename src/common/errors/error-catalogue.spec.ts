@@ -48,8 +48,8 @@ function thrownCodes(): { file: string; code: string; status: number | null }[] 
 }
 
 describe('error catalogue', () => {
-  it('README.md carries the table the catalogue generates (run `npm run docs:errors` after changing it)', () => {
-    const readme = readFileSync(resolve(SRC, '../README.md'), 'utf8');
+  it('docs/ERRORS.md carries the table the catalogue generates (run `npm run docs:errors` after changing it)', () => {
+    const readme = readFileSync(resolve(SRC, '../docs/ERRORS.md'), 'utf8');
     expect(readme).toContain(renderErrorTable());
     expect(withErrorTable(readme)).toBe(readme);
   });

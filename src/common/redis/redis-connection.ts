@@ -35,7 +35,7 @@ export function createRedisConnection(config: RedisSettings, name: string, overr
 /**
  * Key prefix of the queues. On a cluster it is a hash tag (`{prefix}`), as Bull requires: every
  * key of a queue must live on one node for its scripts, so all queues of the deployment share
- * one node (README.md, Redis Cluster).
+ * one node (docs/OPERATIONS.md, "Redis Cluster").
  */
 export function queueKeyPrefix(config: Pick<AppConfig, 'queuePrefix' | 'redisClusterNodes'>): string {
   return config.redisClusterNodes === null ? config.queuePrefix : `{${config.queuePrefix}}`;

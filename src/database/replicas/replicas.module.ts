@@ -5,7 +5,7 @@ import { ReadRoutingInterceptor } from './read-routing.interceptor';
 import { RecentWrites } from './recent-writes';
 import { ReplicaMonitor } from './replica-monitor.service';
 
-/** Read replicas for the API's GET requests (README.md "Read replicas"); nothing without DATABASE_REPLICA_URLS. */
+/** Read replicas for the API's GET requests (docs/OPERATIONS.md "Read replicas"); nothing without DATABASE_REPLICA_URLS. */
 @Module({})
 export class ReplicasModule {
   static forRoot(config: AppConfig): DynamicModule {

@@ -32,7 +32,7 @@ export class AuditEntry extends BaseEntity {
   changes: AuditChanges;
 
   /**
-   * Place in the organization's chain (1, 2, ...) and the chained hash (README.md "Audit log").
+   * Place in the organization's chain (1, 2, ...) and the chained hash (docs/API.md "Audit log").
    * Both are set while the entry is flushed, under the organization's chain lock, never by callers.
    */
   @Property({ type: new BigIntType('number'), nullable: true })

@@ -15,7 +15,7 @@ import { WalletSyncRunner } from './wallet-sync.runner';
 import { WalletSyncService } from './wallet-sync.service';
 
 /**
- * Following EVM chains (README.md "Following a chain"): the followers that turn NFT transfer logs
+ * Following EVM chains (docs/CHAIN.md "Following a chain"): the followers that turn NFT transfer logs
  * at watched addresses into wallet movements, and the operations around them. The ledger's rows
  * stay the transactions module's (written through ChainMovementsService); this module owns its
  * cursors, block hashes, wallet sync requests and the circuit breakers of token metadata fetches.

@@ -23,3 +23,60 @@ export type EventAction = DomainEventInput['action'];
 
 /** The resourceTypes of the built-in catalogue above; extension modules declare others (src/extensions/registry.ts). */
 export const BUILT_IN_RESOURCE_TYPES: readonly string[] = ['Wallet', 'Token', 'Transaction', 'WebhookTest'] satisfies ResourceType[];
+
+/** Events carry the token's contract beside the body, for endpoints' contract filters. */
+type TokenEvent<A extends 'create' | 'update'> = Extract<DomainEventInput, { resourceType: 'Token'; action: A }> & {
+  contractAddress: string;
+};
+
+/** `nft` `create` of a token (recorded through the API or first seen on a chain). */
+export function tokenCreated(token: { id: string; contractAddress: string }): TokenEvent<'create'> {
+  return {
+    webhookType: 'nft',
+    resourceType: 'Token',
+    action: 'create',
+    resourceId: token.id,
+    changes: null,
+    contractAddress: token.contractAddress,
+  };
+}
+
+/** `nft` `update` of a token: `changes` maps each changed field to its new value. */
+export function tokenUpdated(token: { id: string; contractAddress: string }, changes: EventChanges): TokenEvent<'update'> {
+  return {
+    webhookType: 'nft',
+    resourceType: 'Token',
+    action: 'update',
+    resourceId: token.id,
+    changes,
+    contractAddress: token.contractAddress,
+  };
+}
+
+type TransactionEvent<A extends 'create' | 'update'> = Extract<DomainEventInput, { resourceType: 'Transaction'; action: A }> & {
+  contractAddress: string | null;
+};
+
+/** `transaction` `create` of a movement (API or chain), with its token's contract for endpoint filters. */
+export function transactionCreated(transactionId: string, contractAddress: string | null): TransactionEvent<'create'> {
+  return {
+    webhookType: 'transaction',
+    resourceType: 'Transaction',
+    action: 'create',
+    resourceId: transactionId,
+    changes: null,
+    contractAddress,
+  };
+}
+
+/** `transaction` `update` of a chain movement whose block a reorg replaced. */
+export function transactionReverted(transactionId: string, contractAddress: string | null): TransactionEvent<'update'> {
+  return {
+    webhookType: 'transaction',
+    resourceType: 'Transaction',
+    action: 'update',
+    resourceId: transactionId,
+    changes: { status: 'reverted' },
+    contractAddress,
+  };
+}

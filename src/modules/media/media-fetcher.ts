@@ -47,7 +47,7 @@ export class MediaFetcher implements OnApplicationShutdown {
   }
 
   /**
-   * The gateway URL of an ipfs:// image, by the rule token metadata follows (README.md "Following a
+   * The gateway URL of an ipfs:// image, by the rule token metadata follows (docs/CHAIN.md "Following a
    * chain"): only a CID and a path that stays under the gateway's path; anything else is not
    * fetched, and the gateway gets no request.
    */

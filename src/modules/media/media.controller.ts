@@ -21,7 +21,7 @@ const linkInvalid = () =>
   new DomainError(403, 'MEDIA_LINK_INVALID', 'This thumbnail link is not valid or has expired: read the token again for a fresh link.');
 
 /**
- * Thumbnails of token images (README.md "Images"). Public, because an `<img>` sends no API key:
+ * Thumbnails of token images (docs/IMAGES.md "Images"). Public, because an `<img>` sends no API key:
  * the link itself is the credential, signed with MEDIA_SIGNING_KEY and valid until its `exp`.
  * The only answer of the API that a browser or proxy may cache: its bytes never change.
  */

@@ -15,7 +15,7 @@ import { MediaWorker } from './media.worker';
 const THUMBNAIL_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
- * Token images (README.md "Images"): fetched in the background, checked, turned into WebP
+ * Token images (docs/IMAGES.md "Images"): fetched in the background, checked, turned into WebP
  * thumbnails kept once per original, and served by signed links. Owns `token_media`,
  * `media_image`, `media_source` and `media_thumbnail`; the tokens module tells it about every
  * image written and reads a token's media through its exported view (token-media.view.ts).

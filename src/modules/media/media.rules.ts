@@ -3,7 +3,7 @@ import type { BoundedFetchError } from '../../common/net/bounded-fetch';
 import { METADATA_RETRY_DELAYS_MS } from '../chain/metadata/token-metadata-document.rules';
 
 /**
- * Pure rules of token images (README.md "Images"): where an image is fetched from, what its bytes
+ * Pure rules of token images (docs/IMAGES.md "Images"): where an image is fetched from, what its bytes
  * are, the sizes of its thumbnails, the signed links that serve them, and when a failure is tried
  * again.
  */

@@ -13,7 +13,7 @@ export interface TokenImage {
 }
 
 /**
- * What the tokens module asks of the media module (README.md "Images"): every write that sets,
+ * What the tokens module asks of the media module (docs/IMAGES.md "Images"): every write that sets,
  * changes or clears a token's image tells it here, in the write's transaction, and gets the
  * state the write answers with; a refresh queues the image again.
  */

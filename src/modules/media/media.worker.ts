@@ -9,6 +9,7 @@ import { MediaStorage } from './media-storage';
 import { makeThumbnails } from './media-thumbnailer';
 import { DueMedia, KnownImage, MediaRepository } from './media.repository';
 import { MediaFailure, MediaState, nextMediaAttempt, sameMediaOutcome } from './media.rules';
+import { tokenUpdated } from '../domain-events/domain-event.catalogue';
 
 /** Images fetched at once by one process. */
 const CONCURRENCY = 8;
@@ -31,7 +32,7 @@ const ok = (image: KnownImage): MediaState => ({
 });
 
 /**
- * Fetches token images in the background (README.md "Images"), in processes with ROLE indexer or
+ * Fetches token images in the background (docs/IMAGES.md "Images"), in processes with ROLE indexer or
  * all: claims due images fairly across organizations, fetches each, makes and stores its
  * thumbnails once per original (by SHA-256), and records the outcome on every token waiting for
  * it, with the `nft` `update` webhook when the outcome differs from the one before.
@@ -171,14 +172,11 @@ export class MediaWorker implements OnApplicationBootstrap, OnApplicationShutdow
       const before = await this.repository.complete(em, item, state, { attempts, dueAt });
       // Null: the image changed or was refreshed meanwhile; that newer request decides.
       if (before === null || sameMediaOutcome(before, state)) return;
-      this.events.publish(em, item.organizationId, {
-        webhookType: 'nft',
-        resourceType: 'Token',
-        action: 'update',
-        resourceId: item.tokenId,
-        changes: { media: state },
-        contractAddress: item.contractAddress,
-      });
+      this.events.publish(
+        em,
+        item.organizationId,
+        tokenUpdated({ id: item.tokenId, contractAddress: item.contractAddress }, { media: state }),
+      );
     });
   }
 

@@ -8,6 +8,12 @@ export class OrganizationRepository extends EntityRepository<Organization> {
     return this.find(after ? { id: { $gt: after } } : {}, { orderBy: { id: 'asc' }, limit });
   }
 
+  /** When the organization was created, or null when it does not exist; read on this repository's EntityManager (and so its transaction). */
+  async createdAtOf(organizationId: string): Promise<Date | null> {
+    const organization = await this.findOne({ id: organizationId }, { fields: ['createdAt'] });
+    return organization?.createdAt ?? null;
+  }
+
   /**
    * Locks the organization's row until the transaction ends, so that capped creations under it
    * run one after the other. FOR NO KEY UPDATE leaves other writes that merely reference the

@@ -7,10 +7,16 @@ export interface PortalAsset {
   contentType: string;
 }
 
+/** The page's script modules besides its entry (portal.js), one per view and one they share. */
+export const PORTAL_VIEW_SCRIPTS = ['core.js', 'endpoints.js', 'deliveries.js', 'stats.js', 'wallets.js'] as const;
+
+const script = (name: string) => ({ path: () => join(__dirname, 'assets', name), contentType: 'text/javascript; charset=utf-8' });
+
 /** URL name under /portal → where the file lives and how it is served. */
 const ASSET_SOURCES: Record<string, { path: () => string; contentType: string }> = {
   'index.html': { path: () => join(__dirname, 'assets', 'index.html'), contentType: 'text/html; charset=utf-8' },
-  'portal.js': { path: () => join(__dirname, 'assets', 'portal.js'), contentType: 'text/javascript; charset=utf-8' },
+  'portal.js': script('portal.js'),
+  ...Object.fromEntries(PORTAL_VIEW_SCRIPTS.map((name) => [name, script(name)])),
   'portal.css': { path: () => join(__dirname, 'assets', 'portal.css'), contentType: 'text/css; charset=utf-8' },
   // The chart library comes from npm, not a CDN: the page works offline and under `script-src 'self'`.
   'uplot.js': { path: () => require.resolve('uplot/dist/uPlot.iife.min.js'), contentType: 'text/javascript; charset=utf-8' },

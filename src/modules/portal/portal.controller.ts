@@ -5,7 +5,7 @@ import { PublicRoute } from '../../common/auth/access';
 import { loadPortalAssets, PortalAsset } from './portal-assets';
 
 /**
- * The web portal (README.md "Portal"): a static page and its scripts and styles. The files are
+ * The web portal (docs/PORTAL.md "Portal"): a static page and its scripts and styles. The files are
  * public; every piece of data the page shows comes from the API with the signed-in user's key,
  * sent by the browser as a Bearer header, so this controller knows nothing about organizations.
  * Fixed routes, not a directory: nothing outside this list can be asked for.
@@ -60,6 +60,46 @@ export class PortalController {
   @ApiOkResponse({ description: 'A static file.' })
   chartStyles(@Res() res: Response): void {
     this.send(res, 'uplot.css');
+  }
+
+  @Get('core.js')
+  @ApiOperation({ operationId: 'getPortalCoreScript', summary: 'The script module every view of the portal page shares (a script module)' })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  coreScript(@Res() res: Response): void {
+    this.send(res, 'core.js');
+  }
+
+  @Get('endpoints.js')
+  @ApiOperation({ operationId: 'getPortalEndpointsScript', summary: "The portal page's Endpoints view (a script module)" })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  endpointsScript(@Res() res: Response): void {
+    this.send(res, 'endpoints.js');
+  }
+
+  @Get('deliveries.js')
+  @ApiOperation({ operationId: 'getPortalDeliveriesScript', summary: "The portal page's Delivery log view (a script module)" })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  deliveriesScript(@Res() res: Response): void {
+    this.send(res, 'deliveries.js');
+  }
+
+  @Get('stats.js')
+  @ApiOperation({ operationId: 'getPortalStatsScript', summary: "The portal page's Statistics view (a script module)" })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  statsScript(@Res() res: Response): void {
+    this.send(res, 'stats.js');
+  }
+
+  @Get('wallets.js')
+  @ApiOperation({ operationId: 'getPortalWalletsScript', summary: "The portal page's Wallets view (a script module)" })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  walletsScript(@Res() res: Response): void {
+    this.send(res, 'wallets.js');
   }
 
   private send(res: Response, name: string): void {

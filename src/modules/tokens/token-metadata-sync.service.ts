@@ -9,6 +9,7 @@ import { MediaService } from '../media/media.service';
 import { applyMetadataPatch, METADATA_FIELDS, TokenMetadata, TokenMetadataInput } from './token-metadata.rules';
 import { ChainStandard, Token } from './token.entity';
 import { TokensService } from './tokens.service';
+import { tokenUpdated } from '../domain-events/domain-event.catalogue';
 
 /** A chain token whose metadata is due to be fetched, as claimed by one worker. */
 export interface DueMetadataToken {
@@ -50,7 +51,7 @@ export interface MetadataClaimShares {
 const CANDIDATES_PER_ORGANIZATION = 32;
 
 /**
- * The tokens module's side of fetching chain token metadata (README.md "Following a chain"): the
+ * The tokens module's side of fetching chain token metadata (docs/CHAIN.md "Following a chain"): the
  * metadata worker of the chain module claims due tokens here, and writes back what it fetched or
  * why it failed. A token's `metadataStatus` is `pending` while a fetch is due or being retried,
  * `ok` once fetched, `failed` when it cannot succeed or the retries ran out; `metadataError` says
@@ -237,14 +238,7 @@ export class TokenMetadataSyncService {
         });
       }
       if (Object.keys(changes).length > 0) {
-        this.events.publish(em, token.organizationId, {
-          webhookType: 'nft',
-          resourceType: 'Token',
-          action: 'update',
-          resourceId: token.id,
-          changes,
-          contractAddress: token.contractAddress,
-        });
+        this.events.publish(em, token.organizationId, tokenUpdated(token, changes));
       }
       return changes;
     });

@@ -33,6 +33,17 @@ export class TokenRepository extends EntityRepository<Token> {
     );
   }
 
+  /** The contract address of each of `ids` that exists, whatever its organization: one plain statement. */
+  async contractAddresses(ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await queryRows<{ id: string; contract_address: string }>(
+      this.getEntityManager(),
+      'select "id", "contract_address" from "token" where "id" = any(?::uuid[])',
+      [ids],
+    );
+    return new Map(rows.map((row) => [row.id, row.contract_address]));
+  }
+
   findInOrganization(organizationId: string, id: string): Promise<Token | null> {
     return this.findOne({ organizationId, id });
   }

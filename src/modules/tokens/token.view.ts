@@ -19,7 +19,7 @@ export interface TokenView extends TokenMetadata {
   chainId: number | null;
   metadataStatus: MetadataStatus;
   metadataError: string | null;
-  /** The image's fetch and thumbnails (README.md "Images"). */
+  /** The image's fetch and thumbnails (docs/IMAGES.md "Images"). */
   media: MediaState;
   /** Its contract's spam classification as the organization sees it; null for tokens recorded through the API. */
   spam: SpamView | null;
@@ -59,6 +59,27 @@ export function tokenColumnsSql(alias: string, prefix: string): string {
   if (!SAFE_IDENTIFIER.test(alias) || !SAFE_IDENTIFIER.test(prefix)) throw new Error('unsafe SQL identifier');
   const columns = (Object.keys(COLUMNS) as ColumnField[]).map((field) => `${alias}."${COLUMNS[field]}" as "${prefix}${field}"`);
   return [...columns, `${tokenMediaColumnSql(alias)} as "${prefix}media"`, `${tokenSpamColumnSql(alias)} as "${prefix}spam"`].join(', ');
+}
+
+const SAFE_COLUMN = /^[a-z_][a-z0-9_]*\."[a-z_][a-z0-9_]*"$/;
+
+/**
+ * Joins the token a row of the caller's query names, by primary key and within the given
+ * organization: how a read of another module's rows (the balances page) shows each row's token
+ * in the same statement, one index probe per row read. Equality on the organization column of
+ * the caller's row (never a constant) keeps the planner on that probe rather than a walk of every
+ * token of the organization.
+ *
+ * @param alias SQL alias for the token in the caller's query (a trusted identifier).
+ * @param tokenIdSql the caller's column holding the token id, e.g. `b."token_id"`.
+ * @param organizationIdSql the caller's column holding the organization id.
+ */
+export function tokenJoinSql(alias: string, tokenIdSql: string, organizationIdSql: string): string {
+  if (!SAFE_IDENTIFIER.test(alias)) throw new Error('unsafe SQL identifier');
+  for (const column of [tokenIdSql, organizationIdSql]) {
+    if (!SAFE_COLUMN.test(column)) throw new Error(`unsafe SQL column: ${column}`);
+  }
+  return `join "token" ${alias} on ${alias}."id" = ${tokenIdSql} and ${alias}."organization_id" = ${organizationIdSql}`;
 }
 
 /** The token visibility rule of every read (the organization's whitelist), as an SQL condition. */

@@ -16,6 +16,7 @@ import type { TokenView } from './token.view';
 import type { MediaState } from '../media/media.rules';
 import { spamViewFromColumn, tokenSpamColumnSql } from '../spam/spam-filter';
 import type { SpamView } from '../spam/spam.rules';
+import { tokenCreated, tokenUpdated } from '../domain-events/domain-event.catalogue';
 
 /** A token as a chain names it, within one organization. */
 export interface ChainTokenKey {
@@ -50,14 +51,7 @@ export class TokensService {
     try {
       media = await this.em.transactional(async (em) => {
         em.persist(token);
-        this.events.publish(em, organizationId, {
-          webhookType: 'nft',
-          resourceType: 'Token',
-          action: 'create',
-          resourceId: token.id,
-          changes: null,
-          contractAddress,
-        });
+        this.events.publish(em, organizationId, tokenCreated(token));
         // The token's row first: the media row refers to it.
         await em.flush();
         return this.media.imageChanged(em, { id: token.id, organizationId, contractAddress, image: token.image });
@@ -100,14 +94,7 @@ export class TokensService {
         'image' in changes
           ? await this.media.imageChanged(em, { id: token.id, organizationId, contractAddress: token.contractAddress, image: token.image })
           : await this.media.stateOf(em, token);
-      this.events.publish(em, organizationId, {
-        webhookType: 'nft',
-        resourceType: 'Token',
-        action: 'update',
-        resourceId: token.id,
-        changes,
-        contractAddress: token.contractAddress,
-      });
+      this.events.publish(em, organizationId, tokenUpdated(token, changes));
       return { ...viewOf(token), media, spam: await spamOf(em, token) };
     });
   }
@@ -125,6 +112,11 @@ export class TokensService {
    */
   existingInTransaction(em: EntityManager, organizationId: string, tokenIds: string[]): Promise<Map<string, ExistingToken>> {
     return em.getRepository(Token).existingIds(organizationId, tokenIds);
+  }
+
+  /** The contract address of each of `tokenIds` that exists (any organizations), read on the caller's transaction in one statement. */
+  contractAddressesInTransaction(em: EntityManager, tokenIds: string[]): Promise<Map<string, string>> {
+    return em.getRepository(Token).contractAddresses(tokenIds);
   }
 
   /** The ids of those chain tokens that exist, by chainTokenKey, in one statement (any organizations). */
@@ -232,14 +224,7 @@ export class TokensService {
       await this.events.publishMany(
         em,
         organizationId,
-        rows.map((row) => ({
-          webhookType: 'nft',
-          resourceType: 'Token',
-          action: 'create',
-          resourceId: row.id,
-          changes: null,
-          contractAddress: row.contract_address,
-        })),
+        rows.map((row) => tokenCreated({ id: row.id, contractAddress: row.contract_address })),
       );
     }
     const tokens =

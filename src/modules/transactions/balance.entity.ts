@@ -2,9 +2,9 @@ import { Entity, EntityRepositoryType, PrimaryKey, PrimaryKeyProp, Property } fr
 import { BalanceRepository } from './balance.repository';
 
 /**
- * What a wallet holds of a token. Amounts change only through atomic SQL in the transactions
- * service (a conditional decrement and an upsert), never through a loaded entity, so concurrent
- * movements cannot overdraw. Rows that reach zero stay and are filtered out by `amount > 0`.
+ * What a wallet holds of a token. Amounts change only through BalanceRepository (its one lock
+ * order, its cap of 2^256-1), never through a loaded entity, so concurrent movements cannot
+ * overdraw. Rows that reach zero stay and are filtered out by `amount > 0`.
  */
 @Entity({ tableName: 'balance', repository: () => BalanceRepository })
 export class Balance {

@@ -1,4 +1,4 @@
-import { UINT256_MAX } from '../tokens/uint256';
+import { creditFits } from './balance.rules';
 import type { TransactionType } from './transaction.rules';
 
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
@@ -113,7 +113,7 @@ export function planChainMovements(
       }
       const type = chainMovementType(m, fromWalletId, toWalletId);
       const creditKey = toWalletId === null ? null : chainBalanceKey(toWalletId, tokenRef);
-      if (type === null || (creditKey !== null && (current.get(creditKey) ?? 0n) + amount > UINT256_MAX)) {
+      if (type === null || (creditKey !== null && !creditFits(current.get(creditKey) ?? 0n, amount))) {
         skipped++;
         continue;
       }
@@ -171,7 +171,7 @@ export interface RecordedChainRow {
 
 /**
  * The balance changes that undo `rows` (a wallet gives back what it received and gets back what
- * it sent), net per `walletId/tokenId`, in (wallet, token) order: the order every writer locks in.
+ * it sent), net per `walletId/tokenId`, in (wallet, token) order.
  */
 export function revertChanges(rows: readonly RecordedChainRow[]): { walletId: string; tokenId: string; delta: bigint }[] {
   const net = new Map<string, bigint>();

@@ -6,6 +6,8 @@ import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
 import { SpamInbox } from '../spam/spam-inbox';
 import { ChainTokenKey, chainTokenKey, TokensService } from '../tokens/tokens.service';
 import { WalletsService } from '../wallets/wallets.service';
+import { BalanceRepository } from './balance.repository';
+import { insertChainMovements } from './nft-transaction.repository';
 import {
   chainBalanceKey,
   ChainMovement,
@@ -17,6 +19,7 @@ import {
   revertChanges,
   ZERO_ADDRESS,
 } from './chain-movement.rules';
+import { transactionCreated, transactionReverted } from '../domain-events/domain-event.catalogue';
 
 export type { ChainMovement } from './chain-movement.rules';
 
@@ -41,6 +44,7 @@ export class ChainMovementsService {
     private readonly tokens: TokensService,
     private readonly wallets: WalletsService,
     private readonly events: DomainEventPublisher,
+    private readonly balances: BalanceRepository,
     private readonly spam: SpamInbox,
   ) {}
 
@@ -94,7 +98,7 @@ export class ChainMovementsService {
       }),
       (p) => `${p.walletId}/${p.tokenId}`,
     );
-    const lockedAmounts = await lockBalances(em, lockPairs);
+    const lockedAmounts = await this.balances.lockExisting(em, lockPairs);
     const refOfToken = new Map([...known].map(([ref, tokenId]) => [tokenId, ref]));
     const balances = new Map<string, bigint>();
     for (const [pair, amount] of lockedAmounts) {
@@ -125,52 +129,18 @@ export class ChainMovementsService {
         movement: m,
       };
     });
-    const inserted = await queryRows<{ id: string }>(
-      em,
-      `insert into "nft_transaction" ("id", "created_at", "organization_id", "type", "token_id", "from_wallet_id", "to_wallet_id", "amount",
-         "source", "status", "chain_id", "block_number", "block_hash", "transaction_hash", "log_index", "batch_index", "chain_from", "chain_to")
-       select r."id", r."created_at", r."organization_id", r."type", r."token_id", r."from_wallet_id", r."to_wallet_id", r."amount",
-              'chain', 'confirmed', r."chain_id", r."block_number", r."block_hash", r."transaction_hash", r."log_index", r."batch_index",
-              r."chain_from", r."chain_to"
-         from unnest(?::uuid[], ?::timestamptz[], ?::uuid[], ?::text[], ?::uuid[], ?::uuid[], ?::uuid[], ?::numeric[],
-                     ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[])
-              with ordinality as r("id", "created_at", "organization_id", "type", "token_id", "from_wallet_id", "to_wallet_id", "amount",
-                     "chain_id", "block_number", "block_hash", "transaction_hash", "log_index", "batch_index", "chain_from", "chain_to", "n")
-        order by r."n"
-       on conflict ("organization_id", "chain_id", "transaction_hash", "log_index", coalesce("batch_index", -1))
-         where "chain_id" is not null and "status" = 'confirmed'
-       do nothing
-       returning "id"`,
-      [
-        rows.map((r) => r.id),
-        rows.map((r) => r.createdAt),
-        rows.map((r) => r.organizationId),
-        rows.map((r) => r.type),
-        rows.map((r) => r.tokenId),
-        rows.map((r) => r.fromWalletId),
-        rows.map((r) => r.toWalletId),
-        rows.map((r) => r.movement.amount),
-        rows.map((r) => r.movement.chainId),
-        rows.map((r) => r.movement.blockNumber),
-        rows.map((r) => r.movement.blockHash),
-        rows.map((r) => r.movement.transactionHash),
-        rows.map((r) => r.movement.logIndex),
-        rows.map((r) => r.movement.batchIndex),
-        rows.map((r) => r.movement.from),
-        rows.map((r) => r.movement.to),
-      ],
-    );
-    if (inserted.length !== rows.length) {
+    const inserted = await insertChainMovements(em, rows);
+    if (inserted !== rows.length) {
       // Only a writer that did not lock the same balance rows first could have raced us: the plan
       // is no longer exact, so nothing of it may commit. The caller's transaction retries.
-      throw new Error(`Chain movements recorded concurrently: ${rows.length - inserted.length} of ${rows.length} already present.`);
+      throw new Error(`Chain movements recorded concurrently: ${rows.length - inserted} of ${rows.length} already present.`);
     }
 
     const deltas = [...plan.changes].map(([key, delta]) => {
       const [walletId, tokenRef] = [key.slice(0, key.indexOf('|')), key.slice(key.indexOf('|') + 1)];
       return { walletId, tokenId: tokens.get(tokenRef)!, organizationId: tokenRef.slice(0, tokenRef.indexOf('/')), delta };
     });
-    await addToBalances(em, deltas, lockedAmounts);
+    await this.balances.applyChanges(em, deltas, lockedAmounts);
     // Every transaction whose movements the service records has its whole receipt judged for spam.
     await this.spam.transactionsRecorded(
       em,
@@ -181,14 +151,7 @@ export class ChainMovementsService {
       await this.events.publishMany(
         em,
         organizationId,
-        orgRows.map((row) => ({
-          webhookType: 'transaction',
-          resourceType: 'Transaction',
-          action: 'create',
-          resourceId: row.id,
-          changes: null,
-          contractAddress: row.movement.contractAddress,
-        })),
+        orgRows.map((row) => transactionCreated(row.id, row.movement.contractAddress)),
       );
     }
     return { recorded: rows.length, skipped: plan.skipped + unconcerned, newTokenIds: created };
@@ -200,12 +163,11 @@ export class ChainMovementsService {
    * `update` webhook with `changes: {"status": "reverted"}` each. Returns how many were reverted.
    */
   async revertFrom(em: EntityManager, chainId: number, fromBlock: number): Promise<number> {
-    const rows = await queryRows<RecordedChainRow & { organizationId: string; contractAddress: string }>(
+    const rows = await queryRows<RecordedChainRow & { organizationId: string }>(
       em,
       `select x."id", x."organization_id" as "organizationId", x."from_wallet_id" as "fromWalletId", x."to_wallet_id" as "toWalletId",
-              x."token_id" as "tokenId", x."amount"::text as "amount", t."contract_address" as "contractAddress"
+              x."token_id" as "tokenId", x."amount"::text as "amount"
          from "nft_transaction" x
-         join "token" t on t."id" = x."token_id"
         where x."chain_id" = ? and x."block_number" >= ? and x."status" = 'confirmed'
         order by x."block_number" desc, x."log_index" desc, coalesce(x."batch_index", -1) desc, x."id" desc
           for update of x`,
@@ -218,25 +180,20 @@ export class ChainMovementsService {
     const changes = revertChanges(rows);
     // A sender whose row was never written (its net change was zero) gets the row back.
     const organizationOfToken = new Map(rows.map((r) => [r.tokenId, r.organizationId]));
-    await addToBalances(
+    await this.balances.applyChanges(
       em,
       changes.map((c) => ({ ...c, organizationId: organizationOfToken.get(c.tokenId)! })),
-      await lockBalances(em, changes),
+      await this.balances.lockExisting(em, changes),
     );
+    // Events carry the contract address (endpoint filters): the tokens module knows it.
+    const contractOf = await this.tokens.contractAddressesInTransaction(em, [...organizationOfToken.keys()]);
     await queryRows(em, `update "nft_transaction" set "status" = 'reverted' where "id" = any(?::uuid[])`, [rows.map((r) => r.id)]);
 
     for (const [organizationId, orgRows] of groupBy(rows, (r) => r.organizationId)) {
       await this.events.publishMany(
         em,
         organizationId,
-        orgRows.map((row) => ({
-          webhookType: 'transaction',
-          resourceType: 'Transaction',
-          action: 'update',
-          resourceId: row.id,
-          changes: { status: 'reverted' },
-          contractAddress: row.contractAddress,
-        })),
+        orgRows.map((row) => transactionReverted(row.id, contractOf.get(row.tokenId) ?? null)),
       );
     }
     return rows.length;
@@ -291,67 +248,6 @@ function tokenKeyOf(organizationId: string, m: ChainMovement): ChainTokenKey {
     blockchainTokenId: m.blockchainTokenId,
     standard: m.standard,
   };
-}
-
-/**
- * Locks the existing balance rows of `pairs` in ONE statement that walks them in (wallet, token)
- * order, the order every balance writer locks in, without writing them. Returns the locked
- * amounts by `walletId/tokenId`; a pair without a row holds zero (its row is created when credited).
- */
-async function lockBalances(em: EntityManager, pairs: { walletId: string; tokenId: string }[]): Promise<Map<string, bigint>> {
-  if (pairs.length === 0) return new Map();
-  const sorted = [...pairs].sort((a, b) => compare(a.walletId, b.walletId) || compare(a.tokenId, b.tokenId));
-  const rows = await queryRows<{ wallet_id: string; token_id: string; amount: string }>(
-    em,
-    `select b."wallet_id", b."token_id", b."amount"::text as "amount"
-       from unnest(?::uuid[], ?::uuid[]) with ordinality as p("wallet_id", "token_id", "n")
-       cross join lateral (
-         select * from "balance" b where b."wallet_id" = p."wallet_id" and b."token_id" = p."token_id" for update
-       ) b
-      order by p."n"`,
-    [sorted.map((p) => p.walletId), sorted.map((p) => p.tokenId)],
-  );
-  return new Map(rows.map((row) => [`${row.wallet_id}/${row.token_id}`, BigInt(row.amount)]));
-}
-
-/**
- * Adds each delta to its balance row, in (wallet, token) order: rows locked by lockBalances are
- * updated in place (one statement), the others (never held: only credits reach them) are
- * inserted, or added to if one appeared meanwhile (one statement). The table's `amount >= 0` check is the last guard: a
- * negative result fails the whole transaction.
- */
-async function addToBalances(
-  em: EntityManager,
-  deltas: { walletId: string; tokenId: string; organizationId: string; delta: bigint }[],
-  locked: ReadonlyMap<string, bigint>,
-): Promise<void> {
-  const sorted = [...deltas].sort((a, b) => compare(a.walletId, b.walletId) || compare(a.tokenId, b.tokenId));
-  const existing = sorted.filter((d) => locked.has(`${d.walletId}/${d.tokenId}`));
-  const fresh = sorted.filter((d) => !locked.has(`${d.walletId}/${d.tokenId}`));
-  if (existing.length > 0) {
-    await queryRows(
-      em,
-      `update "balance" b set "amount" = b."amount" + c."delta", "updated_at" = now()
-         from unnest(?::uuid[], ?::uuid[], ?::numeric[]) as c("wallet_id", "token_id", "delta")
-        where b."wallet_id" = c."wallet_id" and b."token_id" = c."token_id"`,
-      [existing.map((d) => d.walletId), existing.map((d) => d.tokenId), existing.map((d) => d.delta.toString())],
-    );
-  }
-  if (fresh.length > 0) {
-    await queryRows(
-      em,
-      `insert into "balance" ("wallet_id", "token_id", "organization_id", "amount", "updated_at")
-       select d."wallet_id", d."token_id", d."organization_id", d."delta", now()
-         from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::numeric[]) with ordinality as d("wallet_id", "token_id", "organization_id", "delta", "n")
-        order by d."n"
-       on conflict ("wallet_id", "token_id") do update set "amount" = "balance"."amount" + excluded."amount", "updated_at" = excluded."updated_at"`,
-      [fresh.map((d) => d.walletId), fresh.map((d) => d.tokenId), fresh.map((d) => d.organizationId), fresh.map((d) => d.delta.toString())],
-    );
-  }
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function uniqueBy<T>(values: T[], key: (value: T) => string): T[] {

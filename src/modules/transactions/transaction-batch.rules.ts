@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { UINT256_MAX } from '../tokens/uint256';
+import { creditFits } from './balance.rules';
 import { ApiTransactionType, chainManagedMessage, MovementRequest, requestFingerprint } from './transaction.rules';
 
-/** The most movements one batch request may carry (README.md "Batches of movements"). */
+/** The most movements one batch request may carry (docs/API.md "Batches of movements"). */
 export const MAX_BATCH_SIZE = 1000;
 
 export interface BatchMovement extends MovementRequest {
@@ -80,8 +80,8 @@ export function planBatch(
     }
     if (m.toWalletId !== null) {
       const key = touch(m.toWalletId, m.tokenId);
-      const next = (current.get(key) ?? 0n) + amount;
-      if (next > UINT256_MAX) {
+      const held = current.get(key) ?? 0n;
+      if (!creditFits(held, amount)) {
         return {
           refusal: {
             index,
@@ -92,7 +92,7 @@ export function planBatch(
           },
         };
       }
-      current.set(key, next);
+      current.set(key, held + amount);
     }
   }
 

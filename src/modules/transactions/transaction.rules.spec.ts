@@ -1,4 +1,4 @@
-import { balanceSteps, isValidIdempotencyKey, requestFingerprint, transactionType } from './transaction.rules';
+import { isValidIdempotencyKey, requestFingerprint, transactionType } from './transaction.rules';
 
 const A = '01900000-0000-7000-8000-00000000000a';
 const B = '01900000-0000-7000-8000-00000000000b';
@@ -16,19 +16,6 @@ describe('transaction rules', () => {
     expect('errors' in none && none.errors.map((e) => e.field)).toEqual(['fromWalletId', 'toWalletId']);
     const self = transactionType(A, A);
     expect('errors' in self && self.errors.map((e) => e.field)).toEqual(['toWalletId']);
-  });
-
-  it('touches balances in wallet id order whatever the direction', () => {
-    expect(balanceSteps(A, B)).toEqual([
-      { walletId: A, change: 'debit' },
-      { walletId: B, change: 'credit' },
-    ]);
-    expect(balanceSteps(B, A)).toEqual([
-      { walletId: A, change: 'credit' },
-      { walletId: B, change: 'debit' },
-    ]);
-    expect(balanceSteps(null, B)).toEqual([{ walletId: B, change: 'credit' }]);
-    expect(balanceSteps(A, null)).toEqual([{ walletId: A, change: 'debit' }]);
   });
 
   it('accepts sane idempotency keys only', () => {

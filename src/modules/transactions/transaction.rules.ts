@@ -47,20 +47,7 @@ export function transactionType(
 
 /** Chain tokens have the chain as their only writer, so a reorg can always be undone exactly. */
 export const chainManagedMessage = (tokenId: string) =>
-  `Token ${tokenId} is followed on chain: only the chain moves it (see README "Following a chain").`;
-
-export type BalanceStep = { walletId: string; change: 'debit' | 'credit' };
-
-/**
- * The balance rows a movement touches, in wallet id order. Every transaction locks rows in the
- * same global order, so two opposite transfers (A to B, B to A) cannot deadlock.
- */
-export function balanceSteps(fromWalletId: string | null, toWalletId: string | null): BalanceStep[] {
-  const steps: BalanceStep[] = [];
-  if (fromWalletId !== null) steps.push({ walletId: fromWalletId, change: 'debit' });
-  if (toWalletId !== null) steps.push({ walletId: toWalletId, change: 'credit' });
-  return steps.sort((a, b) => (a.walletId < b.walletId ? -1 : a.walletId > b.walletId ? 1 : 0));
-}
+  `Token ${tokenId} is followed on chain: only the chain moves it (see docs/CHAIN.md "Following a chain").`;
 
 export function isValidIdempotencyKey(key: string): boolean {
   return IDEMPOTENCY_KEY_PATTERN.test(key);

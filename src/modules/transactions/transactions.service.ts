@@ -4,17 +4,16 @@ import { DomainError, FieldError, notFound, unprocessable, validationFailed } fr
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
 import { queryRows } from '../../database/raw-sql';
 import { tokenNotFound, TokensService } from '../tokens/tokens.service';
-import { UINT256_MAX } from '../tokens/uint256';
 import { walletNotFound, WalletsService } from '../wallets/wallets.service';
 import type { CreateTransactionRequestDto } from './dto/create-transaction.request.dto';
 import { TransactionDto } from './dto/transaction.response.dto';
 import { NftTransaction } from './nft-transaction.entity';
 import { NftTransactionRepository } from './nft-transaction.repository';
 import { BalanceRepository } from './balance.repository';
+import { creditFits } from './balance.rules';
 import { balanceKey, BatchMovement, batchFingerprint, planBatch } from './transaction-batch.rules';
 import { validateBatchItems } from './transaction-batch.validation';
 import {
-  balanceSteps,
   DEFAULT_AMOUNT,
   IDEMPOTENCY_WINDOW_HOURS,
   MovementRequest,
@@ -22,6 +21,7 @@ import {
   requestFingerprint,
   transactionType,
 } from './transaction.rules';
+import { transactionCreated } from '../domain-events/domain-event.catalogue';
 
 const IDEMPOTENCY_SCOPE = 'POST /v1/transactions';
 const BATCH_IDEMPOTENCY_SCOPE = 'POST /v1/transactions/batch';
@@ -94,16 +94,7 @@ export class TransactionsService {
 
       const transaction = new NftTransaction({ organizationId, type: kind.type, ...request });
       await em.getRepository(NftTransaction).insertRows([transaction]);
-      await this.events.publishMany(em, organizationId, [
-        {
-          webhookType: 'transaction',
-          resourceType: 'Transaction',
-          action: 'create',
-          resourceId: transaction.id,
-          changes: null,
-          contractAddress,
-        },
-      ]);
+      await this.events.publishMany(em, organizationId, [transactionCreated(transaction.id, contractAddress)]);
       const answer = TransactionDto.from(transaction);
       if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, IDEMPOTENCY_SCOPE, idempotencyKey, answer);
       return { transaction: answer, replayed: false };
@@ -157,20 +148,18 @@ export class TransactionsService {
       // locked, so they are written once; rows it debits are replayed in request order first.
       const credits = creditOnlyTotals(movements, pairs);
       const chainManaged = new Set([...knownTokens].filter(([, token]) => token.chainId !== null).map(([tokenId]) => tokenId));
-      const plan = planBatch(
-        movements,
-        knownTokens,
-        knownWallets,
-        await this.balances.lockRows(em, organizationId, pairs, credits),
-        chainManaged,
-      );
+      const locked = await this.balances.lockOrCreate(em, organizationId, pairs, credits);
+      const plan = planBatch(movements, knownTokens, knownWallets, locked, chainManaged);
       if ('refusal' in plan) {
         const { index, status, code, field, message } = plan.refusal;
         throw new DomainError(status, code, `transactions[${index}]: ${message}`, [{ index, field, message }]);
       }
       await this.balances.applyChanges(
         em,
-        plan.changes.filter((change) => !credits.has(balanceKey(change.walletId, change.tokenId))),
+        plan.changes
+          .filter((change) => !credits.has(balanceKey(change.walletId, change.tokenId)))
+          .map((change) => ({ ...change, organizationId })),
+        locked,
       );
 
       const rows = movements.map((m) => new NftTransaction({ organizationId, ...m }));
@@ -178,14 +167,7 @@ export class TransactionsService {
       await this.events.publishMany(
         em,
         organizationId,
-        rows.map((row) => ({
-          webhookType: 'transaction',
-          resourceType: 'Transaction',
-          action: 'create',
-          resourceId: row.id,
-          changes: null,
-          contractAddress: knownTokens.get(row.tokenId)?.contractAddress ?? null,
-        })),
+        rows.map((row) => transactionCreated(row.id, knownTokens.get(row.tokenId)?.contractAddress ?? null)),
       );
       const answer = rows.map((row) => TransactionDto.from(row));
       if (idempotencyKey !== undefined) await this.rememberAnswer(em, organizationId, BATCH_IDEMPOTENCY_SCOPE, idempotencyKey, answer);
@@ -199,42 +181,17 @@ export class TransactionsService {
     return transaction;
   }
 
-  /**
-   * A debit is one conditional UPDATE (`amount >= x`): it either takes the units or touches
-   * nothing, and concurrent debits of the same row queue on its row lock and re-check the
-   * condition, so a balance can never go below zero. Rows are touched in wallet id order.
-   */
+  /** Moves the units through the ledger's one writer; its refusal becomes the answer. */
   private async moveBalances(em: EntityManager, organizationId: string, request: MovementRequest): Promise<void> {
-    for (const step of balanceSteps(request.fromWalletId, request.toWalletId)) {
-      if (step.change === 'debit') {
-        const debited = await queryRows(
-          em,
-          `update "balance" set "amount" = "amount" - ?::numeric, "updated_at" = now()
-            where "wallet_id" = ? and "token_id" = ? and "amount" >= ?::numeric
-           returning "amount"`,
-          [request.amount, step.walletId, request.tokenId, request.amount],
-        );
-        if (debited.length === 0) {
-          throw unprocessable(
-            'INSUFFICIENT_BALANCE',
-            `Wallet ${step.walletId} holds less than ${request.amount} of token ${request.tokenId}.`,
-          );
-        }
-      } else {
-        const credited = await queryRows(
-          em,
-          `insert into "balance" ("wallet_id", "token_id", "organization_id", "amount", "updated_at")
-           values (?, ?, ?, ?::numeric, now())
-           on conflict ("wallet_id", "token_id") do update
-             set "amount" = "balance"."amount" + excluded."amount", "updated_at" = excluded."updated_at"
-             where "balance"."amount" + excluded."amount" <= ?::numeric
-           returning "amount"`,
-          [step.walletId, request.tokenId, organizationId, request.amount, UINT256_MAX.toString()],
-        );
-        if (credited.length === 0) {
-          throw unprocessable('BALANCE_OVERFLOW', `Wallet ${step.walletId} would hold more than 2^256-1 of token ${request.tokenId}.`);
-        }
-      }
+    const refusal = await this.balances.move(em, organizationId, request);
+    if (refusal?.code === 'INSUFFICIENT_BALANCE') {
+      throw unprocessable(
+        'INSUFFICIENT_BALANCE',
+        `Wallet ${refusal.walletId} holds less than ${request.amount} of token ${request.tokenId}.`,
+      );
+    }
+    if (refusal?.code === 'BALANCE_OVERFLOW') {
+      throw unprocessable('BALANCE_OVERFLOW', `Wallet ${refusal.walletId} would hold more than 2^256-1 of token ${request.tokenId}.`);
     }
   }
 
@@ -294,7 +251,7 @@ function creditOnlyTotals(movements: BatchMovement[], pairs: string[]): Map<stri
   }
   // A total past 2^256-1 cannot be written at all: such a row is only locked, and the replay
   // finds the movement that overflows it.
-  for (const [key, total] of credits) if (total > UINT256_MAX) credits.delete(key);
+  for (const [key, total] of credits) if (!creditFits(0n, total)) credits.delete(key);
   return credits;
 }
 

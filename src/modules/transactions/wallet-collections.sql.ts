@@ -8,6 +8,8 @@ import {
 } from '../spam/spam-filter';
 import type { SpamView } from '../spam/spam.rules';
 import type { ChainStandard } from '../tokens/token.entity';
+import { tokenJoinSql } from '../tokens/token.view';
+import { walletOfOrganizationSql } from '../wallets/wallet.view';
 import { whitelistVisibleForSql } from '../whitelist/whitelist-filter';
 
 export interface WalletCollectionsQuery {
@@ -42,7 +44,8 @@ export interface CollectionRow {
  * yields no row at all.
  */
 export function walletCollectionsSql(query: WalletCollectionsQuery): { sql: string; params: unknown[] } {
-  const params: unknown[] = [];
+  // The wallet piece's two placeholders (wallet, organization) come first.
+  const params: unknown[] = [query.walletId, query.organizationId];
   let held: string;
   if (query.asOf === null) {
     held = `select b."token_id", b."amount" from "balance" b where b."wallet_id" = w."id" and b."amount" > 0`;
@@ -63,18 +66,18 @@ export function walletCollectionsSql(query: WalletCollectionsQuery): { sql: stri
     after = `where (g."contract_address", g."chain_key") > (?, ?::bigint)`;
     params.push(query.after.contractAddress, query.after.chainKey);
   }
-  params.push(query.limit, query.walletId, query.organizationId);
+  params.push(query.limit);
   const sql = `select w."id" as "walletId", p."contract_address" as "contractAddress", p."chain_id"::text as "chainId",
             p."chain_key"::text as "chainKey", p."standard", p."token_count"::text as "tokenCount", p."total_amount"::text as "totalAmount",
             ${contractProfileColumnSql('p."chain_id"', 'p."contract_address"')} as "profile",
             ${spamColumnSql('w."organization_id"', 'p."chain_id"', 'p."contract_address"')} as "spam"
-       from "wallet" w
+       from ${WALLET}
        left join lateral (
          select g.* from (
            select t."contract_address", t."chain_id", coalesce(t."chain_id", -1) as "chain_key", max(t."chain_standard") as "standard",
                   count(*) as "token_count", sum(h."amount") as "total_amount"
              from (${held}) h
-             join "token" t on t."id" = h."token_id" and t."organization_id" = w."organization_id"
+             ${TOKEN_JOIN}
             where ${conditions.join('\n              and ')}
             group by t."contract_address", t."chain_id"
          ) g
@@ -82,11 +85,12 @@ export function walletCollectionsSql(query: WalletCollectionsQuery): { sql: stri
          order by g."contract_address", g."chain_key"
          limit ?
        ) p on true
-      where w."id" = ? and w."organization_id" = ?
       order by p."contract_address", p."chain_key"`;
   return { sql, params };
 }
 
+const WALLET = walletOfOrganizationSql('w');
+const TOKEN_JOIN = tokenJoinSql('t', 'h."token_id"', 'w."organization_id"');
 const WHITELIST = whitelistVisibleForSql('w."organization_id"', 't."contract_address"');
 
 /** Reads back the rows of walletCollectionsSql: null when the wallet is not the organization's. */

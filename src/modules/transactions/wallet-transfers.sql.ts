@@ -1,3 +1,5 @@
+import { tokenJoinSql } from '../tokens/token.view';
+import { walletOfOrganizationSql } from '../wallets/wallet.view';
 import { whitelistVisibleForSql } from '../whitelist/whitelist-filter';
 import type { TransactionFields } from './dto/transaction.response.dto';
 import type { TransactionType } from './transaction.rules';
@@ -77,7 +79,7 @@ export function walletTransfersSql(query: WalletTransfersQuery): { sql: string; 
     params.push(query.limit);
     const sql = `(select ${COLUMNS}
           from "nft_transaction" x
-          join "token" t on t."id" = x."token_id"
+          ${TOKEN_JOIN}
          where ${conditions.join('\n           and ')}
          order by x."created_at" desc, x."id" desc
          limit ?)`;
@@ -85,9 +87,10 @@ export function walletTransfersSql(query: WalletTransfersQuery): { sql: string; 
   };
   const received = side('to_wallet_id');
   const sent = side('from_wallet_id');
-  const params = [...received.params, ...sent.params, query.limit, query.walletId, query.organizationId];
+  // The wallet piece's two placeholders (wallet, organization) come first.
+  const params = [query.walletId, query.organizationId, ...received.params, ...sent.params, query.limit];
   const sql = `select w."id" as "walletId", p.*
-       from "wallet" w
+       from ${WALLET}
        left join lateral (
          select u.* from (${received.sql}
            union all
@@ -95,12 +98,13 @@ export function walletTransfersSql(query: WalletTransfersQuery): { sql: string; 
           order by u."at" desc, u."id" desc
           limit ?
        ) p on true
-      where w."id" = ? and w."organization_id" = ?
       order by p."at" desc, p."id" desc`;
   return { sql, params };
 }
 
-/** The whitelist rule keyed on the organization parameter (constant for the whole query). */
+const WALLET = walletOfOrganizationSql('w');
+const TOKEN_JOIN = tokenJoinSql('t', 'x."token_id"', 'x."organization_id"');
+/** The whitelist rule keyed on the movement's organization (the wallet's). */
 const WHITELIST = whitelistVisibleForSql('x."organization_id"', 't."contract_address"');
 
 /** Reads back the rows of walletTransfersSql: null when the wallet is not the organization's. */

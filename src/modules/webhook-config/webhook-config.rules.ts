@@ -22,7 +22,7 @@ export function normalizeWebhookTypes(types: readonly WebhookType[]): WebhookTyp
   return WEBHOOK_TYPES.filter((type) => types.includes(type));
 }
 
-/** How long a rotated-out secret keeps signing when the request does not say (see README.md, "Rotating the shared secret"). */
+/** How long a rotated-out secret keeps signing when the request does not say (see docs/WEBHOOKS.md "Rotating the shared secret"). */
 export const DEFAULT_PREVIOUS_SECRET_VALID_SECONDS = 86_400;
 /** The longest overlap a rotation may ask for: seven days. */
 export const MAX_PREVIOUS_SECRET_VALID_SECONDS = 604_800;

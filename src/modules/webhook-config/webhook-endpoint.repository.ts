@@ -4,6 +4,8 @@ import type { SecretKeyring } from '../../config/secrets-config';
 import { ResealReport, resealColumn, SealedColumn } from '../../database/sealed-columns';
 import type { WebhookEndpoint } from './webhook-endpoint.entity';
 import { execute, executeScript } from '../../database/raw-sql';
+import { Organization } from '../organizations/organization.entity';
+import { isDefaultEndpoint } from './webhook-endpoint.rules';
 
 /**
  * Every column of this module that holds a sealed secret, sealed with the owning organization's
@@ -42,14 +44,18 @@ export class WebhookEndpointRepository extends EntityRepository<WebhookEndpoint>
    * transaction.
    */
   async lockForChange(organizationId: string, id: string): Promise<WebhookEndpoint | null> {
-    // Inserts only when `id` is the organization's own id, i.e. the default endpoint.
-    await execute(
-      this.em,
-      `insert into "webhook_endpoint" ("id", "organization_id", "is_default", "enabled", "webhook_types", "created_at", "updated_at")
-       select "id", "id", true, false, '{}', "created_at", "created_at" from "organization" where "id" = ? and "id" = ?
-       on conflict do nothing`,
-      [organizationId, id],
-    );
+    if (isDefaultEndpoint(id, organizationId)) {
+      // The organizations module says when (and whether) the organization was created.
+      const createdAt = await this.em.getRepository(Organization).createdAtOf(organizationId);
+      if (createdAt === null) return null;
+      await execute(
+        this.em,
+        `insert into "webhook_endpoint" ("id", "organization_id", "is_default", "enabled", "webhook_types", "created_at", "updated_at")
+         values (?, ?, true, false, '{}', ?, ?)
+         on conflict do nothing`,
+        [organizationId, organizationId, createdAt, createdAt],
+      );
+    }
     return this.findOne({ id, organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
   }
 

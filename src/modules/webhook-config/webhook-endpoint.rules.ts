@@ -6,7 +6,7 @@ import { EndpointTlsSettings, endpointTlsView, EndpointTlsView } from './endpoin
 import { publicKeyLabel, SigningKeySlots } from './signing-keys.rules';
 import { auditedSlots, disabledReasonAfter, livePreviousSecretExpiry, normalizeWebhookTypes, SecretSlots } from './webhook-config.rules';
 
-/** Endpoints an organization may have, its default endpoint included (README.md, "Webhook endpoints"). */
+/** Endpoints an organization may have, its default endpoint included (docs/WEBHOOKS.md "Webhook endpoints"). */
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
 export const MAX_ENDPOINT_DESCRIPTION_LENGTH = 500;
 export const MAX_FILTER_CONTRACT_ADDRESSES = 1000;

@@ -1,36 +1,38 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
 import type { RequestMeta } from '../../common/auth/current-principal.decorator';
-import { DomainError, notFound, unprocessable, validationFailed } from '../../common/errors/domain-error';
-import { checkWebhookUrl, resolveWebhookHost, urlPolicyOf, WebhookHostError, webhookUrlHostname } from '../../common/net/url-policy';
+import { DomainError, unprocessable } from '../../common/errors/domain-error';
 import { decodePageKey, encodePageKey } from '../../common/pagination/page-key';
 import { Page, toPage } from '../../common/pagination/page-query.dto';
 import { AppConfig } from '../../config/app-config';
 import type { ResealReport } from '../../database/sealed-columns';
-import { AuditChanges, diffForAudit } from '../audit/audit.rules';
+import { diffForAudit } from '../audit/audit.rules';
 import { AuditActor, AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
-import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { Organization } from '../organizations/organization.entity';
-import { EndpointAuthSettings, OAUTH2_CLIENT_CREDENTIALS } from './endpoint-auth.rules';
-import { EndpointTlsSettings, parseTlsInput } from './endpoint-tls.rules';
-import { parseCustomHeaders } from './receiver-options.rules';
-import { sealSecret } from '../../common/crypto/secret-box';
 import {
-  dropPreviousSigningKeys,
-  generateSigningKeyPair,
-  NO_SIGNING_KEYS,
-  rotateSigningSlots,
-  SigningKeySlots,
-  signingSlotsAfterSwitch,
-} from './signing-keys.rules';
+  assertComplete,
+  assertDefaultEndpointFields,
+  assignSlots,
+  assignTransport,
+  AUDIT_SECRET_FIELDS,
+  auditOf,
+  AUTO_DISABLE_ACTION,
+  CreatedEndpoint,
+  EndpointRef,
+  endpointNotFound,
+  generateSharedSecret,
+  organizationNotFound,
+  SecretRotation,
+  WebhookEndpointInput,
+} from './endpoint-change';
+import { EndpointInputs } from './endpoint-input';
+import { parseCustomHeaders } from './receiver-options.rules';
+import { dropPreviousSigningKeys, NO_SIGNING_KEYS, rotateSigningSlots, signingSlotsAfterSwitch } from './signing-keys.rules';
 import {
   DEFAULT_PREVIOUS_SECRET_VALID_SECONDS,
   FAILING_DISABLED_REASON,
   replaceSecretSlots,
   rotateSecretSlots,
-  SECRET_SLOT_FIELDS,
-  SecretSlots,
 } from './webhook-config.rules';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
@@ -39,7 +41,6 @@ import {
   auditedEndpoint,
   endpointLimitReached,
   endpointPagePlan,
-  EndpointOrdering,
   endpointSlots,
   endpointState,
   endpointTransport,
@@ -47,86 +48,21 @@ import {
   isDefaultEndpoint,
   isEmptyPatch,
   MAX_ENDPOINTS_PER_ORGANIZATION,
-  missingForEnabled,
   newEndpointState,
   parseContractAddressFilter,
-  StoredEndpoint,
-  TRANSPORT_SECRET_FIELDS,
   TransportSlots,
   unconfiguredDefault,
   WebhookEndpointView,
 } from './webhook-endpoint.rules';
 
-export interface WebhookEndpointInput {
-  /** Null clears it; only the default endpoint's request format (PATCH webhook-config) lets it through. */
-  url?: string | null;
-  webhookTypes?: WebhookType[];
-  /** Null removes it; only the default endpoint's request format lets it through. */
-  sharedSecret?: string | null;
-  enabled?: boolean;
-  description?: string | null;
-  filters?: { contractAddresses?: readonly unknown[] | null } | null;
-  /** `{asymmetric: true}` adds Ed25519 (`v1a`) signatures; false or null drops the key pair. */
-  signing?: { asymmetric: boolean } | null;
-  /** OAuth2 client credentials towards the receiver; null removes them. */
-  auth?: { type: string; tokenUrl: string; clientId: string; clientSecret: string; scope?: string | null } | null;
-  /** Mutual TLS towards the receiver (PEM); null removes it. */
-  tls?: { clientCertificate: string; clientKey: string; caCertificate?: string | null } | null;
-  /** Replaces every custom header; null or `{}` removes them (checked by parseCustomHeaders). */
-  headers?: unknown;
-  /** Null: unlimited (the request DTO has checked the bounds). */
-  rateLimitPerSecond?: number | null;
-  ordering?: EndpointOrdering;
-}
-
-/** Every field of the audit view that holds a secret. */
-const AUDIT_SECRET_FIELDS = [...SECRET_SLOT_FIELDS, ...TRANSPORT_SECRET_FIELDS];
-
-export interface CreatedEndpoint {
-  endpoint: WebhookEndpointView;
-  /** The secret in clear when the service generated it (shown once); absent when given. */
-  sharedSecret?: string;
-}
-
-export interface SecretRotation {
-  /** The new secret in clear when the service generated it (shown once); absent when given. */
-  sharedSecret?: string;
-  previousSecretExpiresAt: Date;
-}
-
-/** One endpoint of one organization; the default endpoint's id is the organization's. */
-export interface EndpointRef {
-  organizationId: string;
-  endpointId: string;
-}
-
-/** Bytes of entropy in a generated secret (base64url: 43 characters). */
-const GENERATED_SECRET_BYTES = 32;
-
-/** A new shared secret for an integrator who did not choose one: 32 random bytes, base64url. */
-export function generateSharedSecret(): string {
-  return randomBytes(GENERATED_SECRET_BYTES).toString('base64url');
-}
-
-/** The audit action of an endpoint the service switched off because it keeps failing. */
-export const AUTO_DISABLE_ACTION = 'webhookEndpoint.autoDisable';
-
 /**
- * The audit entry of a change to an endpoint. The default endpoint's keep the names they had
- * when it was the only one (`webhookConfig.*`, no endpoint id), so existing audit readers still
- * find them.
- */
-function auditOf(row: StoredEndpoint, verb: 'update' | 'rotateSecret' | 'create' | 'delete', changes: AuditChanges) {
-  if (row.isDefault) return { action: `webhookConfig.${verb}`, changes };
-  const endpointId = { from: verb === 'create' ? null : row.id, to: verb === 'delete' ? null : row.id };
-  return { action: `webhookEndpoint.${verb}`, changes: { endpointId, ...changes } };
-}
-
-/**
- * The organization's webhook endpoints (README.md, "Webhook endpoints"): the default one and the
+ * The organization's webhook endpoints (docs/WEBHOOKS.md "Webhook endpoints"): the default one and the
  * others are rows of one table under one set of rules; `/webhook-config` is a view of the default
  * (see WebhookConfigService). Owns the secrets at rest, their cleanup and auto-disable.
  */
+export type { CreatedEndpoint, EndpointRef, SecretRotation, WebhookEndpointInput } from './endpoint-change';
+export { AUTO_DISABLE_ACTION, generateSharedSecret } from './endpoint-change';
+
 @Injectable()
 export class WebhookEndpointsService {
   constructor(
@@ -134,7 +70,12 @@ export class WebhookEndpointsService {
     private readonly endpoints: WebhookEndpointRepository,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.inputs = new EndpointInputs(config);
+  }
+
+  /** Checks and seals what a request brings (URLs, secrets, keys, auth and tls settings). */
+  private readonly inputs: EndpointInputs;
 
   /** One page: the default endpoint first, then the others in creation order. */
   async list(organizationId: string, pageSize: number, pageKey?: string): Promise<Page<WebhookEndpointView>> {
@@ -160,12 +101,14 @@ export class WebhookEndpointsService {
   async create(organizationId: string, input: WebhookEndpointInput, actor: AuditActor, meta: RequestMeta): Promise<CreatedEndpoint> {
     const contractAddresses = parseContractAddressFilter(input.filters?.contractAddresses);
     const headers = input.headers === undefined ? {} : parseCustomHeaders(input.headers);
-    await this.assertAcceptableUrl(input.url as string);
+    await this.inputs.assertAcceptableUrl(input.url as string);
     const generated = input.sharedSecret === undefined ? generateSharedSecret() : undefined;
-    const sealed = this.seal(organizationId, input.sharedSecret ?? (generated as string));
-    const signing = signingSlotsAfterSwitch(NO_SIGNING_KEYS, input.signing?.asymmetric === true, () => this.newKeyPair(organizationId));
-    const auth = await this.parseAuth(organizationId, input.auth);
-    const tls = this.parseTls(organizationId, input.tls);
+    const sealed = this.inputs.seal(organizationId, input.sharedSecret ?? (generated as string));
+    const signing = signingSlotsAfterSwitch(NO_SIGNING_KEYS, input.signing?.asymmetric === true, () =>
+      this.inputs.newKeyPair(organizationId),
+    );
+    const auth = await this.inputs.parseAuth(organizationId, input.auth);
+    const tls = this.inputs.parseTls(organizationId, input.tls);
 
     const endpoint = await this.em.transactional(async (em) => {
       const endpoints = em.getRepository(WebhookEndpoint);
@@ -224,10 +167,10 @@ export class WebhookEndpointsService {
     const contractAddresses = input.filters === undefined ? undefined : parseContractAddressFilter(input.filters?.contractAddresses);
     const headers = input.headers === undefined ? undefined : parseCustomHeaders(input.headers);
     if (isEmptyPatch(input)) return this.get(organizationId, endpointId);
-    if (typeof input.url === 'string') await this.assertAcceptableUrl(input.url);
-    const sealedSecret = typeof input.sharedSecret === 'string' ? this.seal(organizationId, input.sharedSecret) : input.sharedSecret;
-    const auth = input.auth === undefined ? undefined : await this.parseAuth(organizationId, input.auth);
-    const tls = input.tls === undefined ? undefined : this.parseTls(organizationId, input.tls);
+    if (typeof input.url === 'string') await this.inputs.assertAcceptableUrl(input.url);
+    const sealedSecret = typeof input.sharedSecret === 'string' ? this.inputs.seal(organizationId, input.sharedSecret) : input.sharedSecret;
+    const auth = input.auth === undefined ? undefined : await this.inputs.parseAuth(organizationId, input.auth);
+    const tls = input.tls === undefined ? undefined : this.inputs.parseTls(organizationId, input.tls);
 
     return this.em.transactional(async (em) => {
       const row = await em.getRepository(WebhookEndpoint).lockForChange(organizationId, endpointId);
@@ -251,7 +194,9 @@ export class WebhookEndpointsService {
       let signingAfter =
         input.signing === undefined
           ? transportBefore.signing
-          : signingSlotsAfterSwitch(transportBefore.signing, input.signing?.asymmetric === true, () => this.newKeyPair(organizationId));
+          : signingSlotsAfterSwitch(transportBefore.signing, input.signing?.asymmetric === true, () =>
+              this.inputs.newKeyPair(organizationId),
+            );
       if (sealedSecret !== undefined) signingAfter = dropPreviousSigningKeys(signingAfter);
       const transportAfter: TransportSlots = {
         signing: signingAfter,
@@ -301,7 +246,7 @@ export class WebhookEndpointsService {
 
   /**
    * Replaces the shared secret while the old one keeps signing beside it for
-   * `previousSecretValidSeconds` (README.md, "Rotating the shared secret"), so receivers can
+   * `previousSecretValidSeconds` (docs/WEBHOOKS.md "Rotating the shared secret"), so receivers can
    * switch at their own pace without an unverifiable webhook. Without `sharedSecret` one is
    * generated (32 random bytes, base64url) and returned once.
    */
@@ -313,7 +258,7 @@ export class WebhookEndpointsService {
     meta: RequestMeta,
   ): Promise<SecretRotation> {
     const generated = input.sharedSecret === undefined ? generateSharedSecret() : undefined;
-    const sealed = this.seal(organizationId, input.sharedSecret ?? (generated as string));
+    const sealed = this.inputs.seal(organizationId, input.sharedSecret ?? (generated as string));
     const validSeconds = input.previousSecretValidSeconds ?? DEFAULT_PREVIOUS_SECRET_VALID_SECONDS;
 
     return this.em.transactional(async (em) => {
@@ -340,7 +285,7 @@ export class WebhookEndpointsService {
         signing:
           signingBefore.privateKey === null
             ? signingBefore
-            : rotateSigningSlots(signingBefore, this.newKeyPair(organizationId), rotation.slots.previousSharedSecret !== null),
+            : rotateSigningSlots(signingBefore, this.inputs.newKeyPair(organizationId), rotation.slots.previousSharedSecret !== null),
       };
       const changes = diffForAudit(
         auditedEndpoint(state, slotsBefore, transportBefore),
@@ -407,113 +352,10 @@ export class WebhookEndpointsService {
     return this.em.fork().getRepository(WebhookEndpoint).resealSecrets(this.config.secretsEncryptionKey, batchSize);
   }
 
-  /**
-   * The deployment's URL policy for a webhook receiver (scheme, credentials, port, and what the
-   * hostname resolves to): a 400 naming `url` when refused. Every endpoint is held to it.
-   */
-  async assertAcceptableUrl(url: string, field = 'url'): Promise<void> {
-    const policy = urlPolicyOf(this.config);
-    const reason = checkWebhookUrl(url, policy);
-    if (reason !== null) throw validationFailed([{ field, message: `${field} ${reason}` }]);
-    try {
-      await resolveWebhookHost(webhookUrlHostname(url), policy);
-    } catch (error) {
-      if (error instanceof WebhookHostError) throw validationFailed([{ field, message: `${field} ${error.message}` }]);
-      throw error;
-    }
-  }
-
-  private seal(organizationId: string, secret: string): string {
-    return sealSecret(secret, this.config.secretsEncryptionKey, organizationId);
-  }
-
-  /**
-   * The auth settings of a request, the token URL held to the webhook URL policy (a 400 naming
-   * `auth.tokenUrl`) and the client secret sealed; null removes them.
-   */
-  private async parseAuth(
-    organizationId: string,
-    input: WebhookEndpointInput['auth'],
-  ): Promise<{ settings: EndpointAuthSettings; clientSecretSealed: string } | null> {
-    if (input === undefined || input === null) return null;
-    await this.assertAcceptableUrl(input.tokenUrl, 'auth.tokenUrl');
-    return {
-      settings: { type: OAUTH2_CLIENT_CREDENTIALS, tokenUrl: input.tokenUrl, clientId: input.clientId, scope: input.scope ?? null },
-      clientSecretSealed: this.seal(organizationId, input.clientSecret),
-    };
-  }
-
-  /** The tls settings of a request, checked (a 400 naming the field) and the key sealed; null removes them. */
-  private parseTls(
-    organizationId: string,
-    input: WebhookEndpointInput['tls'],
-  ): { settings: EndpointTlsSettings; clientKeySealed: string } | null {
-    if (input === undefined || input === null) return null;
-    const parsed = parseTlsInput(input);
-    return { settings: parsed.settings, clientKeySealed: this.seal(organizationId, parsed.clientKey) };
-  }
-
-  /** A new Ed25519 key pair, its private half sealed like a secret. */
-  private newKeyPair(organizationId: string): { privateKey: string; publicKey: string } {
-    const pair = generateSigningKeyPair();
-    return { privateKey: this.seal(organizationId, pair.privateKey), publicKey: pair.publicKey };
-  }
-
   /** When the organization was created (its default endpoint's creation time); 404 when it does not exist. */
   private async organizationCreatedAt(organizationId: string): Promise<Date> {
-    const organization = await this.em.findOne(Organization, { id: organizationId }, { fields: ['createdAt'] });
-    if (!organization) throw organizationNotFound(organizationId);
-    return organization.createdAt;
+    const createdAt = await this.em.getRepository(Organization).createdAtOf(organizationId);
+    if (createdAt === null) throw organizationNotFound(organizationId);
+    return createdAt;
   }
-}
-
-function endpointNotFound(endpointId: string): DomainError {
-  return notFound('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${endpointId} does not exist.`);
-}
-
-function organizationNotFound(organizationId: string): DomainError {
-  return notFound('ORGANIZATION_NOT_FOUND', `Organization ${organizationId} does not exist.`);
-}
-
-/** An enabled endpoint must be able to sign and send (only the default one can be otherwise, while disabled). */
-function assertComplete(state: { enabled: boolean; url: string | null }, slots: SecretSlots): void {
-  const missing = missingForEnabled(state, slots.sharedSecret);
-  if (missing.length === 0) return;
-  throw new DomainError(
-    422,
-    'WEBHOOK_CONFIG_INCOMPLETE',
-    `An enabled webhook configuration needs ${missing.join(' and ')}; set ${missing.length > 1 ? 'them' : 'it'} or keep it disabled.`,
-    missing.map((field) => ({ field, message: 'is required while the configuration is enabled' })),
-  );
-}
-
-/** The default endpoint is the webhook configuration: it has no description and no filter. */
-function assertDefaultEndpointFields(input: WebhookEndpointInput): void {
-  const refused = (['description', 'filters'] as const).filter((field) => input[field] !== undefined);
-  if (refused.length === 0) return;
-  throw new DomainError(
-    422,
-    'DEFAULT_ENDPOINT',
-    `The default endpoint is the webhook configuration, which has no ${refused.join(' and ')}; ` +
-      'add another endpoint for a description or filters.',
-    refused.map((field) => ({ field, message: 'is not available on the default endpoint' })),
-  );
-}
-
-function assignTransport(row: WebhookEndpoint, transport: TransportSlots): void {
-  const slots: SigningKeySlots = transport.signing;
-  row.signingPrivateKeySealed = slots.privateKey;
-  row.signingPublicKey = slots.publicKey;
-  row.previousSigningPrivateKeySealed = slots.previousPrivateKey;
-  row.previousSigningPublicKey = slots.previousPublicKey;
-  row.auth = transport.auth;
-  row.authClientSecretSealed = transport.authClientSecret;
-  row.tls = transport.tls;
-  row.tlsClientKeySealed = transport.tlsClientKey;
-}
-
-function assignSlots(row: WebhookEndpoint, slots: SecretSlots): void {
-  row.sharedSecretSealed = slots.sharedSecret;
-  row.previousSharedSecretSealed = slots.previousSharedSecret;
-  row.previousSecretExpiresAt = slots.previousSecretExpiresAt;
 }

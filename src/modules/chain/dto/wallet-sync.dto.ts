@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
 import { formatUtc } from '../../../common/time';
 import type { WalletSync } from '../wallet-sync.repository';
+import { pick } from '../../../common/pick';
 
 export class WalletSyncRequestDto {
   /** A chain the service follows (CHAIN_RPC_URLS); another answers 422 UNKNOWN_CHAIN. */
@@ -47,12 +48,7 @@ export class WalletSyncDto {
 
   static from(sync: WalletSync): WalletSyncDto {
     return {
-      id: sync.id,
-      walletId: sync.walletId,
-      chainId: sync.chainId,
-      fromBlock: sync.fromBlock,
-      toBlock: sync.toBlock,
-      status: sync.status,
+      ...pick(sync, 'id', 'walletId', 'chainId', 'fromBlock', 'toBlock', 'status'),
       recordedTransactions: sync.recorded,
       createdAtUtc: formatUtc(sync.createdAt),
     };

@@ -1,5 +1,5 @@
 /**
- * The circuit breaker of a contract's metadata fetches (README.md "Following a chain"): a
+ * The circuit breaker of a contract's metadata fetches (docs/CHAIN.md "Following a chain"): a
  * contract whose documents time out or refuse connections again and again (a server that never
  * answers, or an airdrop pointed at a tarpit) stops being fetched for a while, so it neither
  * holds the fetcher's slots nor gets its server hammered; then one trial fetch decides whether it

@@ -2,7 +2,7 @@ import { isUnderPrefix, TrustedPrefix } from '../../../common/net/bounded-fetch'
 import { isShowableMetadataLink, METADATA_TEXT_MAX_LENGTH } from '../../tokens/token-metadata.rules';
 
 /**
- * Pure rules of fetching a chain token's metadata (README.md "Following a chain"): where the
+ * Pure rules of fetching a chain token's metadata (docs/CHAIN.md "Following a chain"): where the
  * token URI points, how a `data:` URI decodes, how the JSON document maps to the token's fields,
  * and when a failed fetch is tried again.
  */
@@ -91,7 +91,7 @@ const DECODE_ROUNDS = 3;
 const notAccepted = (reason: string) => new MetadataFetchError(`the ipfs URI is not accepted: ${reason}`, false);
 
 /**
- * The gateway URL of an `ipfs://` token URI (README.md "Following a chain"). Only
+ * The gateway URL of an `ipfs://` token URI (docs/CHAIN.md "Following a chain"). Only
  * `ipfs://<CID>[/<path>]` (or the older `ipfs://ipfs/<CID>[/<path>]`) is accepted: a CIDv0 or a
  * CIDv1, then path segments that are never `.` or `..`, raw or percent-encoded in any case, and
  * no `?`, `#`, backslash or encoded `/` or `\`. The URL is the gateway URL followed by the CID and

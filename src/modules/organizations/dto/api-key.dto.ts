@@ -3,6 +3,7 @@ import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsIn, IsNotEmpty, IsString, MaxLe
 import { Role, ROLES } from '../../../common/auth/principal';
 import { formatUtc } from '../../../common/time';
 import type { ApiKey } from '../api-key.entity';
+import { pick } from '../../../common/pick';
 
 export class CreateApiKeyDto {
   /** A label to tell keys apart, e.g. "backend production". */
@@ -55,10 +56,7 @@ export class ApiKeyDto {
 
   static from(apiKey: ApiKey): ApiKeyDto {
     return {
-      id: apiKey.id,
-      name: apiKey.name,
-      roles: apiKey.roles,
-      keyPrefix: apiKey.keyPrefix,
+      ...pick(apiKey, 'id', 'name', 'roles', 'keyPrefix'),
       createdAtUtc: formatUtc(apiKey.createdAt),
       revokedAtUtc: formatUtc(apiKey.revokedAt),
     };

@@ -62,7 +62,7 @@ export class TokenDto {
   metadata: TokenMetadataDto;
   @ApiProperty({
     type: TokenMediaDto,
-    description: 'The image named by `metadata.image`, fetched by the service, with thumbnails it serves itself (README.md "Images").',
+    description: 'The image named by `metadata.image`, fetched by the service, with thumbnails it serves itself (docs/IMAGES.md "Images").',
   })
   media: TokenMediaDto;
   @ApiProperty({

@@ -9,6 +9,7 @@ import {
   type TransactionStatus,
 } from '../nft-transaction.entity';
 import { TRANSACTION_TYPES, TransactionType } from '../transaction.rules';
+import { pick } from '../../../common/pick';
 
 /** What an answer shows of a transaction, however it was read. */
 export type TransactionFields = Pick<
@@ -105,15 +106,7 @@ export class TransactionDto {
   /** A transaction read as columns (the activity feed), its createdAtUtc already formatted. */
   static fromRow(transaction: TransactionFields): TransactionDto {
     return {
-      id: transaction.id,
-      organizationId: transaction.organizationId,
-      type: transaction.type,
-      tokenId: transaction.tokenId,
-      fromWalletId: transaction.fromWalletId,
-      toWalletId: transaction.toWalletId,
-      amount: transaction.amount,
-      source: transaction.source,
-      status: transaction.status,
+      ...pick(transaction, 'id', 'organizationId', 'type', 'tokenId', 'fromWalletId', 'toWalletId', 'amount', 'source', 'status'),
       chain:
         transaction.chainId === null
           ? null

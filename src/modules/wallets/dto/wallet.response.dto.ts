@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { toChecksumAddress } from '../../../common/evm-address';
 import { formatUtc } from '../../../common/time';
 import type { Wallet } from '../wallet.entity';
+import { pick } from '../../../common/pick';
 
 export class WalletDto {
   @ApiProperty({ format: 'uuid' })
@@ -22,9 +23,7 @@ export class WalletDto {
 
   static from(wallet: Wallet): WalletDto {
     return {
-      id: wallet.id,
-      organizationId: wallet.organizationId,
-      name: wallet.name,
+      ...pick(wallet, 'id', 'organizationId', 'name'),
       address: wallet.address === null ? null : toChecksumAddress(wallet.address),
       createdAtUtc: formatUtc(wallet.createdAt),
     };

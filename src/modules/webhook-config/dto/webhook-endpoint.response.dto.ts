@@ -4,6 +4,7 @@ import { formatUtc } from '../../../common/time';
 import { WEBHOOK_TYPES, WebhookType } from '../../domain-events/domain-event.catalogue';
 import { AUTH_TYPES } from '../endpoint-auth.rules';
 import { ENDPOINT_ORDERINGS, type EndpointOrdering, type WebhookEndpointView } from '../webhook-endpoint.rules';
+import { pick } from '../../../common/pick';
 
 export class WebhookEndpointFiltersDto {
   /** Contracts (EIP-55) whose `nft` and `transaction` webhooks this endpoint receives; null: every contract. */
@@ -156,20 +157,13 @@ export class WebhookEndpointDto {
 
   static from(view: WebhookEndpointView): WebhookEndpointDto {
     return {
-      id: view.id,
-      isDefault: view.isDefault,
-      url: view.url,
-      description: view.description,
-      enabled: view.enabled,
+      ...pick(view, 'id', 'isDefault', 'url', 'description', 'enabled'),
       webhookTypes: [...view.webhookTypes],
       filters: { contractAddresses: view.contractAddresses === null ? null : view.contractAddresses.map(toChecksumAddress) },
       headers: { ...view.headers },
-      rateLimitPerSecond: view.rateLimitPerSecond,
-      ordering: view.ordering,
-      hasSharedSecret: view.hasSharedSecret,
+      ...pick(view, 'rateLimitPerSecond', 'ordering', 'hasSharedSecret'),
       previousSecretExpiresAtUtc: formatUtc(view.previousSecretExpiresAt),
-      publicKey: view.publicKey,
-      previousPublicKey: view.previousPublicKey,
+      ...pick(view, 'publicKey', 'previousPublicKey'),
       auth: view.auth === null ? null : { ...view.auth },
       tls:
         view.tls === null

@@ -6,6 +6,7 @@ import { formatUtc } from '../../../common/time';
 import { WEBHOOK_TYPES, WebhookType } from '../../domain-events/domain-event.catalogue';
 import type { LoggedAttempt } from '../webhook-delivery.repository';
 import { DELIVERY_STATUSES, DeliveryStatus, WebhookDelivery } from '../webhook-delivery.entity';
+import { pick } from '../../../common/pick';
 
 export class WebhookListQueryDto extends PageQueryDto {
   /** Only webhooks in this state. */
@@ -137,15 +138,7 @@ export class WebhookSummaryDto {
 
   static from(delivery: WebhookDelivery): WebhookSummaryDto {
     return {
-      id: delivery.id,
-      endpointId: delivery.endpointId,
-      eventId: delivery.eventId,
-      webhookType: delivery.webhookType,
-      resourceType: delivery.resourceType,
-      resourceId: delivery.resourceId,
-      action: delivery.action,
-      status: delivery.status,
-      attemptCount: delivery.attemptCount,
+      ...pick(delivery, 'id', 'endpointId', 'eventId', 'webhookType', 'resourceType', 'resourceId', 'action', 'status', 'attemptCount'),
       createdAtUtc: formatUtc(delivery.createdAt),
       lastAttemptAtUtc: formatUtc(delivery.lastAttemptAt),
       nextAttemptAtUtc: delivery.status === 'pending' ? formatUtc(delivery.nextAttemptAt) : null,

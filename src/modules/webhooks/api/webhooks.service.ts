@@ -21,7 +21,7 @@ import { WebhookJobs } from '../engine/webhook-jobs';
 import { buildWebhookBody } from '../engine/webhook.rules';
 import { OrganizationReplayBudget } from '../../../common/rate-limit/organization-send-limit';
 
-/** Webhooks one replay may send again (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"). */
+/** Webhooks one replay may send again (docs/WEBHOOKS.md "Several endpoints: fan-out, filters, replay, auto-disable"). */
 export const MAX_REPLAY = 10_000;
 
 /** The delivery log's filters, as the API takes them (instants as ISO 8601 text). */

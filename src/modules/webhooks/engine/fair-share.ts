@@ -16,7 +16,7 @@ export interface AdmissionState {
  * attempt to an endpoint known to answer fast is still admitted and waits briefly for the next
  * freed slot (its wait is bounded, and a fast receiver frees slots within milliseconds); one to a
  * slow or unknown endpoint gets none now. So an organization whose endpoints are slow holds at most
- * its cap of a worker's slots and never delays another organization's webhooks (README
+ * its cap of a worker's slots and never delays another organization's webhooks (docs/WEBHOOKS.md
  * "Isolation"). 'none' is looked at again shortly without spending an attempt: nothing is
  * dropped, only put back in line.
  */

@@ -16,7 +16,7 @@ export interface WebhookSignatureHeaders {
   'x-service-webhook-hmac': string;
   /** The same with the previous secret, only while a rotation's overlap lasts. */
   'x-service-webhook-hmac-previous'?: string;
-  /** Standard Webhooks v1, one entry per signing secret (README.md, "Rotating the shared secret"). */
+  /** Standard Webhooks v1, one entry per signing secret (docs/WEBHOOKS.md "Rotating the shared secret"). */
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;

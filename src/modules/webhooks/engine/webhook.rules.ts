@@ -131,7 +131,7 @@ const CONTRACT_FILTERED_TYPES: readonly string[] = ['nft', 'transaction'];
 
 /**
  * Whether an event becomes a webhook for one endpoint, judged with the endpoint as it is now
- * (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"; per endpoint): only with a url, only while enabled and subscribed to the event's
+ * (docs/WEBHOOKS.md "Several endpoints: fan-out, filters, replay, auto-disable"; per endpoint): only with a url, only while enabled and subscribed to the event's
  * type, and, when the endpoint filters by contract, only for `nft` and `transaction` events
  * about a token of one of those contracts (a test webhook goes out whatever the switch and the
  * filters say).

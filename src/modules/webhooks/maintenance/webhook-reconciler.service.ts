@@ -21,7 +21,7 @@ const PRUNE_EVERY_RUNS = 20;
 const PRUNE_BATCH = 5000;
 /** Day partitions are made this many days past today, so a pass missed for a day or two costs nothing. */
 const PARTITIONS_AHEAD_DAYS = 3;
-/** Failed webhooks an endpoint's run of failures must count before it is disabled (README.md, "Several endpoints: fan-out, filters, replay, auto-disable"). */
+/** Failed webhooks an endpoint's run of failures must count before it is disabled (docs/WEBHOOKS.md "Several endpoints: fan-out, filters, replay, auto-disable"). */
 export const AUTO_DISABLE_MIN_FAILED_WEBHOOKS = 10;
 
 /**

@@ -70,7 +70,7 @@ export function webhookStatsSql(query: StatsQuery): { sql: string; bindings: (st
  * Set for the statement's transaction only. The planner cannot know how many webhooks each
  * bucket's range holds and guesses thousands per scan, so for a busy organization the statement
  * costs far above jit_above_cost; JIT then compiled for 90 to 400 ms per call, which the
- * execution never won back (BENCHMARKS.md, "Delivery statistics at scale").
+ * execution never won back (docs/BENCHMARKS-HISTORY.md, "Delivery statistics at scale").
  */
 export const STATS_STATEMENT_SETTINGS = ['set local jit = off'];
 
