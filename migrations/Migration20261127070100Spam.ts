@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Spam classification (README.md "Spam"), owned by the spam module: the rules that fired per
+ * Spam classification (docs/API.md "Activity, collections and spam"), owned by the spam module: the rules that fired per
  * (chain, contract) (`spam_contract`, its absence meaning not judged yet), each organization's
  * overrides, what the contract says of itself (`chain_contract`: name() and symbol(), read once),
  * and the queue of chain transactions and token metadata waiting to be judged.

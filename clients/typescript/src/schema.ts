@@ -1505,7 +1505,7 @@ export interface components {
             metadata: components["schemas"]["TokenMetadataDto"];
             /** @description The image named by `metadata.image`, fetched by the service, with thumbnails it serves itself (docs/IMAGES.md "Images"). */
             media: components["schemas"]["TokenMediaDto"];
-            /** @description Its contract’s spam classification (README.md "Spam"); null for tokens recorded through the API. */
+            /** @description Its contract’s spam classification (docs/API.md "Activity, collections and spam"); null for tokens recorded through the API. */
             spam: components["schemas"]["SpamDto"] | null;
         };
         UpdateTokenRequestDto: {

@@ -9,7 +9,7 @@ import { SpamService } from './spam.service';
 import { SpamWorker } from './spam.worker';
 
 /**
- * Spam (README.md "Spam"): owns `spam_contract` (the rules that fired per chain contract),
+ * Spam (docs/API.md "Activity, collections and spam"): owns `spam_contract` (the rules that fired per chain contract),
  * `spam_override` (each organization's verdicts), `chain_contract` (a contract's name() and
  * symbol(), read once) and `spam_judgement` (what waits to be judged). The tokens and
  * transactions modules report through SpamInbox (spam-inbox.module.ts) and read through the SQL

@@ -18,7 +18,7 @@ import { mergeHits, NO_HITS, RuleHits, sameSpamView, SpamView, spamViewOf } from
 export const spamKey = (key: { chainId: number; contractAddress: string }) => `${key.chainId}/${key.contractAddress.toLowerCase()}`;
 
 /**
- * Spam classification of chain contracts (README.md "Spam"): the rules' verdicts, each
+ * Spam classification of chain contracts (docs/API.md "Activity, collections and spam"): the rules' verdicts, each
  * organization's overrides, and the `nft` `update` webhooks that tell organizations about a change.
  * Other modules read it through viewsOf (or the SQL of spam-filter.ts inside their own queries)
  * and report chain transactions through judgeTransaction (or SpamInbox on their transaction).

@@ -68,7 +68,8 @@ export class TokenDto {
   @ApiProperty({
     type: SpamDto,
     nullable: true,
-    description: 'Its contract’s spam classification (README.md "Spam"); null for tokens recorded through the API.',
+    description:
+      'Its contract’s spam classification (docs/API.md "Activity, collections and spam"); null for tokens recorded through the API.',
   })
   spam: SpamDto | null;
 
