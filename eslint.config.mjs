@@ -16,7 +16,7 @@ export default defineConfig(
         // TypeScript, the portal assets' own (DOM, checkJs) for the browser script.
         projectService: {
           // Plain CommonJS scripts that Node loads directly and no tsconfig includes.
-          allowDefaultProject: ['*.js', '*.mjs', 'bench/*.js'],
+          allowDefaultProject: ['*.js', '*.mjs', 'bench/*.js', 'scripts/*.js'],
         },
         tsconfigRootDir: import.meta.dirname,
       },
@@ -54,7 +54,7 @@ export default defineConfig(
   },
   {
     // CommonJS files run by Node as they are (jest's config, the benchmark's `node -r` preload).
-    files: ['*.js', 'bench/*.js'],
+    files: ['*.js', 'bench/*.js', 'scripts/*.js'],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

@@ -16,8 +16,8 @@ import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { ENTITIES } from '../src/orm-model';
 import { DAY_MS, utcDay } from '../src/database/time-partitions';
-import { DomainEventOutbox } from '../src/modules/domain-events/domain-event.outbox';
-import { WebhookDelivery } from '../src/modules/webhooks/webhook-delivery.entity';
+import { DomainEventStore } from '../src/modules/domain-events/domain-event.store';
+import { DeliveryMaintenanceRepository } from '../src/modules/webhooks/delivery-maintenance.repository';
 
 const env = process.env;
 const ROWS = Number(env.BENCH_RETENTION_ROWS ?? 1_000_000);
@@ -81,8 +81,8 @@ async function main(): Promise<void> {
     const [{ id: organizationId }] = (
       await db.query(`insert into organization (id, created_at, name) values (gen_random_uuid(), now(), 'retention') returning id`)
     ).rows;
-    const deliveries = orm.em.fork().getRepository(WebhookDelivery);
-    const outbox = new DomainEventOutbox(orm.em.fork());
+    const deliveries = new DeliveryMaintenanceRepository(orm.em.fork());
+    const outbox = new DomainEventStore(orm.em.fork());
     // Simulated days end at today, so the partitions the migration made are the last ones.
     const firstDay = utcDay(new Date(Date.now() - (DAYS - 1) * DAY_MS));
     for (let d = 0; d < DAYS; d += 1) {

@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { webhookSignatureHeaders } from '../src/modules/webhooks/engine/webhook-signature';
-import { signWebhookBody } from '../src/modules/webhooks/engine/webhook.rules';
+import { signWebhookBody, webhookSignatureHeaders } from '../src/modules/webhooks/engine/webhook-signature';
 import { startReceiver, verifySignature, verifyWebhook } from './webhook-receiver';
 
 describe('example webhook receiver', () => {

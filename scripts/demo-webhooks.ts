@@ -4,7 +4,9 @@
  *   npm run demo:webhooks            (BASE_URL defaults to http://localhost:3000)
  *
  * Starts the example receiver, creates (or reuses) a demo organization, points its webhook
- * configuration at the receiver, makes a few writes and prints each webhook as it arrives.
+ * configuration at the receiver, makes a few writes and prints each webhook as it arrives. On
+ * exit (Ctrl-C included) the configuration is disabled again: the receiver's port dies with this
+ * process, and deliveries to it would only fail and retry for a day.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -12,7 +14,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { startReceiver } from '../examples/webhook-receiver';
 
 const BASE_URL = (process.env.BASE_URL ?? 'http://localhost:3000').replace(/\/$/, '');
-const STATE_FILE = '.demo-webhooks.json';
+const STATE_FILE = process.env.DEMO_STATE_FILE ?? '.demo-webhooks.json';
 const EXPECTED = 5;
 
 /** The parsed answer, typed by the caller with the fields it reads (null for an empty body). */
@@ -27,19 +29,34 @@ async function api<T = unknown>(key: string, method: string, path: string, body?
   return (text ? JSON.parse(text) : null) as T;
 }
 
-async function demoKey(): Promise<string> {
+interface DemoOrganization {
+  organizationId: string;
+  key: string;
+}
+
+async function demoOrganization(): Promise<DemoOrganization> {
   if (existsSync(STATE_FILE)) {
-    const { key } = JSON.parse(readFileSync(STATE_FILE, 'utf8')) as { key: string };
+    const saved = JSON.parse(readFileSync(STATE_FILE, 'utf8')) as DemoOrganization;
+    const { key } = saved;
     const probe = await fetch(`${BASE_URL}/api/organization/v1/current-organization/webhook-config`, {
       headers: { authorization: `Bearer ${key}` },
     });
-    if (probe.ok) return key;
+    if (probe.ok) return saved;
   }
   // The CLI talks to the same database as the service (DATABASE_URL), so no operator key is needed.
   const out = execFileSync('npm', ['run', '-s', 'cli', '--', 'organization:create', '--name', 'Webhook demo'], { encoding: 'utf8' });
   const created = JSON.parse(out.trim().split('\n').pop()!) as { organization: { id: string }; apiKey: { key: string } };
-  writeFileSync(STATE_FILE, JSON.stringify({ organizationId: created.organization.id, key: created.apiKey.key }));
-  return created.apiKey.key;
+  const demo = { organizationId: created.organization.id, key: created.apiKey.key };
+  writeFileSync(STATE_FILE, JSON.stringify(demo));
+  return demo;
+}
+
+const WEBHOOK_CONFIG = '/api/organization/v1/current-organization/webhook-config';
+
+/** Leaves no enabled configuration pointing at this process's receiver once it is gone. */
+async function disableWebhooks(key: string): Promise<void> {
+  await api(key, 'PATCH', WEBHOOK_CONFIG, { enabled: false });
+  process.stdout.write(`webhook configuration disabled again (its receiver stops with this demo)\n`);
 }
 
 async function main(): Promise<void> {
@@ -61,9 +78,22 @@ async function main(): Promise<void> {
       if (count >= EXPECTED) finish();
     },
   });
+  let key: string | null = null;
+  const stop = () => {
+    server.close();
+    const disabled = key === null ? Promise.resolve() : disableWebhooks(key);
+    void disabled.catch(() => undefined).then(() => process.exit(130));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
   try {
-    const key = await demoKey();
-    await api(key, 'PATCH', '/api/organization/v1/current-organization/webhook-config', {
+    const demo = await demoOrganization();
+    key = demo.key;
+    process.stdout.write(
+      `demo organization ${demo.organizationId}, API key (also saved in ${STATE_FILE}):\n  ${demo.key}\n` +
+        `  try: curl -H "Authorization: Bearer ${demo.key}" ${BASE_URL}/v1/wallets\n`,
+    );
+    await api(key, 'PATCH', WEBHOOK_CONFIG, {
       url,
       sharedSecret,
       webhookTypes: ['transaction', 'nft', 'custodialAccount'],
@@ -89,6 +119,9 @@ async function main(): Promise<void> {
       `all ${EXPECTED} webhooks arrived and verified. The delivery log: GET ${BASE_URL}/api/organization/v1/current-organization/webhooks\n`,
     );
   } finally {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+    if (key !== null) await disableWebhooks(key);
     server.close();
   }
 }

@@ -22,7 +22,7 @@ import { SpamModule } from './modules/spam/spam.module';
 import { TokensModule } from './modules/tokens/tokens.module';
 import { TransactionsModule } from './modules/transactions/transactions.module';
 import { WalletsModule } from './modules/wallets/wallets.module';
-import { WebhookConfigModule } from './modules/webhook-config/webhook-config.module';
+import { WebhookEndpointsModule } from './modules/webhook-endpoints/webhook-endpoints.module';
 import { WebhooksModule } from './modules/webhooks/webhooks.module';
 import { WhitelistModule } from './modules/whitelist/whitelist.module';
 import { ormModel } from './orm-model';
@@ -57,7 +57,7 @@ export class AppModule {
         // Delivery runs in worker processes; an indexer only follows chains.
         WebhooksModule.register({ worker: runsWorker(config) }),
         WhitelistModule,
-        WebhookConfigModule,
+        WebhookEndpointsModule,
         RateLimitModule.forRoot({ imports: [OrganizationsModule], lookup: OrganizationsService }),
         PortalModule,
         ChainModule,

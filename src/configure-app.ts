@@ -96,7 +96,10 @@ export function buildOpenApiDocument(app: INestApplication) {
     .setTitle('NFT Wallet Service')
     .setDescription(
       'NFT balances and tokens of wallets, a per-organization NFT contract whitelist, and signed ' +
-        'webhook notifications. Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
+        'webhook notifications. Errors are RFC 9457 problem details (application/problem+json) with a stable `code`. ' +
+        'Every call takes an organization API key as `Authorization: Bearer <key>`; the roles each operation needs are ' +
+        'in its `x-required-roles`. How webhooks are signed, verified and retried is under the Webhooks tag and in the ' +
+        '`webhooks` section.',
     )
     .setVersion('1.0')
     .setOpenAPIVersion('3.1.0')

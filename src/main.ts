@@ -10,7 +10,7 @@ import { configureApp } from './configure-app';
 import { migrateDatabase } from './database/migrate';
 import { ChainIdMismatchError, checkChainIds } from './modules/chain/chain-clients';
 import { ormModel } from './orm-model';
-import { checkDependencies, checkMediaStorage, StartupError } from './startup-checks';
+import { checkDependencies, checkMediaStorage, checkPortFree, portInUseMessage, StartupError } from './startup-checks';
 
 async function bootstrap(): Promise<void> {
   let config: AppConfig;
@@ -24,6 +24,7 @@ async function bootstrap(): Promise<void> {
     throw error;
   }
 
+  await checkPortFree(config.port);
   await checkDependencies(config);
   await checkMediaStorage(config);
   const chainWarnings = await checkChainIds(config).catch((error: unknown) => {
@@ -46,7 +47,11 @@ async function bootstrap(): Promise<void> {
         'Bootstrap',
       );
   }
-  await app.listen(config.port);
+  await app.listen(config.port).catch((error: unknown) => {
+    // Taken between the check at start-up and now: still one line naming the variable.
+    if ((error as { code?: string }).code === 'EADDRINUSE') throw new StartupError(portInUseMessage(config.port));
+    throw error;
+  });
   drainOnSignal(app, config.shutdownGraceMs, tracing);
   app.get(Logger).log(`listening on http://localhost:${config.port} (ROLE=${config.role}); docs at /docs`, 'Bootstrap');
 }

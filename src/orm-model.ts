@@ -9,7 +9,7 @@ import { Balance } from './modules/transactions/balance.entity';
 import { IdempotencyKey } from './modules/transactions/idempotency-key.entity';
 import { NftTransaction } from './modules/transactions/nft-transaction.entity';
 import { Wallet } from './modules/wallets/wallet.entity';
-import { WebhookEndpoint } from './modules/webhook-config/webhook-endpoint.entity';
+import { WebhookEndpoint } from './modules/webhook-endpoints/webhook-endpoint.entity';
 import { WebhookAttempt } from './modules/webhooks/webhook-attempt.entity';
 import { WebhookDelivery } from './modules/webhooks/webhook-delivery.entity';
 import { NftWhitelistContract } from './modules/whitelist/nft-whitelist-contract.entity';

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { createServer } from 'node:net';
 import type { AppConfig } from './config/app-config';
 import { createRedisConnection } from './common/redis/redis-connection';
 import { mediaDirectoryProblem } from './modules/media/media-storage';
@@ -71,4 +72,30 @@ export async function checkMediaStorage(config: AppConfig): Promise<void> {
   if (config.media.storage.kind !== 'directory') return;
   const problem = await mediaDirectoryProblem(config.media.storage.path);
   if (problem !== null) throw new StartupError(problem);
+}
+
+/** The line start-up stops with when the HTTP port is taken. */
+export function portInUseMessage(port: number): string {
+  return `port ${port} is already in use by another process (an earlier start still running?): stop that process or set PORT to a free port`;
+}
+
+/**
+ * Binds the HTTP port for a moment before anything else starts, as the server will (every
+ * address), so that a port already taken stops start-up at once with one line naming PORT,
+ * rather than after migrations and workers have started.
+ */
+export async function checkPortFree(port: number): Promise<void> {
+  if (port === 0) return;
+  const server = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, resolve);
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code === 'EADDRINUSE') throw new StartupError(portInUseMessage(port));
+    throw new StartupError(`cannot listen on port ${port} (${reason(error)}): set PORT to another port`);
+  } finally {
+    await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
+  }
 }

@@ -1,4 +1,4 @@
-import { WebhookEndpointsService } from '../src/modules/webhook-config/webhook-endpoints.service';
+import { WebhookEndpointsService } from '../src/modules/webhook-endpoints/webhook-endpoints.service';
 import { bearer, createApiKey } from './support/factories';
 import { newAddress } from './support/nft';
 import { TestReceiver, waitUntil } from './support/receiver';

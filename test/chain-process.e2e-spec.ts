@@ -56,6 +56,14 @@ describe('Following a chain: start-up against the node', () => {
         (rows) => Number(rows[0]?.applied_block ?? -1) >= head,
       );
       await indexer.http().get('/health/ready').expect(200);
+      // The start-up log names one block, where following begins, and why.
+      const said = indexer.logs
+        .map((line) => (JSON.parse(line) as { msg?: string }).msg ?? '')
+        .filter((msg) => msg.includes('holding chain'));
+      expect(said.slice(0, 2)).toEqual([
+        `holding chain ${chain.chainId}; first start on this chain`,
+        `holding chain ${chain.chainId}; following from block 0 (CHAIN_START_BLOCK)`,
+      ]);
       expect((await indexer.http().get('/metrics').expect(200)).text).toContain(`chain_applied_block{chainId="${chain.chainId}"}`);
       expectProblem(await indexer.http().get('/v1/wallets').set(bearer(OPERATOR_KEY)), 404, 'ROUTE_NOT_FOUND');
       expectProblem(await indexer.http().get('/admin/v1/chains').set(bearer(OPERATOR_KEY)), 404, 'ROUTE_NOT_FOUND');

@@ -3,8 +3,8 @@ import type { Knex } from 'knex';
 import { Client } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { execute } from '../src/database/raw-sql';
-import { WebhookDelivery } from '../src/modules/webhooks/webhook-delivery.entity';
-import { WebhookDeliveryRepository } from '../src/modules/webhooks/webhook-delivery.repository';
+import { DeliveryClaimRepository } from '../src/modules/webhooks/delivery-claim.repository';
+import { DeliveryMaintenanceRepository } from '../src/modules/webhooks/delivery-maintenance.repository';
 import { createOrganization, TestOrganization } from './support/factories';
 import { createIsolatedDatabase } from './support/isolated-database';
 import { createTestApp, TestApp } from './support/test-app';
@@ -37,7 +37,7 @@ describe('claim and result statements under a backlog the statistics have not se
   let t: TestApp;
   let database: { url: string; drop: () => Promise<void> };
   let org: TestOrganization;
-  let repository: WebhookDeliveryRepository;
+  let repository: DeliveryClaimRepository;
   let knex: Knex;
   const backlog: string[] = [];
 
@@ -46,10 +46,10 @@ describe('claim and result statements under a backlog the statistics have not se
     t = await createTestApp({ DATABASE_URL: database.url });
     org = await createOrganization(t);
     const em = t.app.get(EntityManager);
-    repository = em.fork().getRepository(WebhookDelivery);
+    repository = new DeliveryClaimRepository(em.fork());
     knex = em.getKnex();
     const now = Date.now();
-    await repository.makePartitions(new Date(now), new Date(now));
+    await new DeliveryMaintenanceRepository(em.fork()).makePartitions(new Date(now), new Date(now));
     const insert = (ids: string[], status: string) =>
       execute(
         em,

@@ -1,5 +1,5 @@
 import { loadConfig } from '../src/config/app-config';
-import { DeliveryTargetReader } from '../src/modules/webhook-config/delivery-target.reader';
+import { DeliveryTargetReader } from '../src/modules/webhook-endpoints/delivery-target.reader';
 import { sealSecret } from '../src/common/crypto/secret-box';
 import { bearer, createApiKey } from './support/factories';
 import { upgradeDatabase } from './support/isolated-database';

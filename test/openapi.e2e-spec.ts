@@ -163,6 +163,32 @@ describe('OpenAPI document', () => {
     expect(JSON.stringify(doc)).not.toMatch(/Controller_/);
   });
 
+  it("opens on a short introduction and the integrator's tags: Wallets and Tokens first, the probes last, no portal files", async () => {
+    const intro = doc.info.description as string;
+    expect(intro.length).toBeLessThan(700);
+    expect(intro).not.toContain('Verifying a webhook');
+    const tags = (doc.tags as { name: string; description?: string }[]).map((tag) => tag.name);
+    expect(tags.slice(0, 2)).toEqual(['Wallets', 'Tokens']);
+    expect(tags[tags.length - 1]).toBe('Operations');
+    expect(tags).not.toContain('Portal');
+    // Every tag an operation uses is listed, in that order.
+    const used = new Set(Object.values(doc.paths).flatMap((item: any) => Object.values(item).flatMap((op: any) => op.tags ?? [])));
+    expect(new Set(tags)).toEqual(used);
+    // Which types the service sends, and what the others are for.
+    expect(doc.tags.find((tag: { name: string }) => tag.name === 'Webhooks').description).toContain(
+      "The service itself sends `transaction`, `nft`, `custodialAccount`; `payment`, `kyc`, `document` are reserved for the integrator's own platform",
+    );
+    for (const type of ['payment', 'kyc', 'document']) {
+      expect(doc.webhooks[type].post.description).toContain("reserved for the integrator's own platform");
+    }
+    // The webhook prose stays with its tag, after the API's own.
+    expect(doc.tags.find((tag: { name: string }) => tag.name === 'Webhooks').description).toContain('Verifying a webhook');
+    expect(Object.keys(doc.paths).filter((path) => path.startsWith('/portal'))).toEqual([]);
+    // Out of the document, the portal is as public as before.
+    expect((await t.http().get('/portal').expect(200)).text).toContain('<html');
+    await t.http().get('/portal/portal.js').expect(200);
+  });
+
   it('passes Redocly lint without errors, and Swagger UI serves it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'openapi-e2e-'));
     try {

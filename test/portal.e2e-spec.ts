@@ -138,8 +138,16 @@ describe('portal in a real browser', () => {
     await page.keyboard.press('Enter');
   }
 
+  /**
+   * Waits for the signed-in page, which lands on its first tab (Endpoints), then opens the
+   * delivery log, where most tests continue.
+   */
   async function signedIn(page: Page): Promise<void> {
     await page.waitForSelector('#app-view:not([hidden])');
+    expect(await page.$eval('.tabs button[aria-current="page"]', (b) => (b as HTMLElement).dataset.view)).toBe('endpoints');
+    expect(await page.$eval('#endpoints-view', (v) => (v as HTMLElement).hidden)).toBe(false);
+    expect(await page.$eval('#log-view', (v) => (v as HTMLElement).hidden)).toBe(true);
+    await page.click('.tabs button[data-view="log"]');
     await page.waitForSelector('#log-table[data-loaded="true"]');
   }
 
@@ -795,6 +803,15 @@ describe('portal in a real browser', () => {
     );
     expect(await page.$eval('#stats-summary', (e) => e.textContent)).toBe('3 succeeded, 3 failed and 3 retried in the last 24 hours.');
     expect(await page.$eval('#chart', (e) => e.getAttribute('aria-label'))).toContain('3 succeeded, 3 failed and 3 retried');
+    // Without hovering, the legend reads the latest hour with webhooks, not `--`.
+    const legend = await page.$$eval('#chart .u-legend .u-series', (series) =>
+      series.map((row) => [row.querySelector('.u-label')?.textContent, row.querySelector('.u-value')?.textContent]),
+    );
+    const latest = active[active.length - 1];
+    expect(legend.slice(1, 3)).toEqual([
+      ['succeeded', String(latest.succeeded)],
+      ['failed', String(latest.failed)],
+    ]);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-stats-1280.png'), fullPage: true });
 
     // One endpoint's share: the failing one.

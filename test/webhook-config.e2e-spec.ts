@@ -1,6 +1,6 @@
 import { MikroORM } from '@mikro-orm/core';
 import { FORBIDDEN_TARGET_MESSAGE } from '../src/common/net/url-policy';
-import { DeliveryTargetReader } from '../src/modules/webhook-config/delivery-target.reader';
+import { DeliveryTargetReader } from '../src/modules/webhook-endpoints/delivery-target.reader';
 import { bearer, createApiKey, expectProblem } from './support/factories';
 import { createTestApp, OPERATOR_KEY, TestApp } from './support/test-app';
 

@@ -1,6 +1,6 @@
 import { getAddress } from 'viem';
 import { openSecret } from '../src/common/crypto/secret-box';
-import { WebhookEndpointsService } from '../src/modules/webhook-config/webhook-endpoints.service';
+import { WebhookEndpointsService } from '../src/modules/webhook-endpoints/webhook-endpoints.service';
 import { bearer, createApiKey, expectProblem } from './support/factories';
 import { newAddress, sql, UNKNOWN_ID, UTC_TIMESTAMP } from './support/nft';
 import { createTestApp, OPERATOR_KEY, TestApp } from './support/test-app';

@@ -2,6 +2,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { queryRows } from '../src/database/raw-sql';
+import { DeliveryMaintenanceRepository } from '../src/modules/webhooks/delivery-maintenance.repository';
 import { DeliveryStatus, WebhookDelivery } from '../src/modules/webhooks/webhook-delivery.entity';
 import {
   DeliveryLogQuery,
@@ -74,7 +75,7 @@ describe('delivery log and replay selection', () => {
     // As a request does: a context of its own.
     repository = t.app.get(EntityManager).fork().getRepository(WebhookDelivery);
     endpoints.push(org.id, uuidv7(), uuidv7());
-    await repository.makePartitions(new Date(now - 3 * DAY_MS), new Date(now));
+    await new DeliveryMaintenanceRepository(t.app.get(EntityManager).fork()).makePartitions(new Date(now - 3 * DAY_MS), new Date(now));
     // Over the last 2.5 days, in the day partitions. Every 7th webhook was created 3 hours after
     // its event (the event waited to be judged), so creation time and id order disagree for it.
     for (let i = 0; i < COUNT; i += 1) {

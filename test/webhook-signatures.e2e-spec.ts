@@ -1,7 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { WebhookEndpointsService } from '../src/modules/webhook-config/webhook-endpoints.service';
+import { WebhookEndpointsService } from '../src/modules/webhook-endpoints/webhook-endpoints.service';
 import { bearer, createApiKey, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';

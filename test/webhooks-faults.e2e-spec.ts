@@ -6,7 +6,9 @@ import { bearer, createOrganization } from './support/factories';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, testEnv, TestApp } from './support/test-app';
 import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
-import { relayJobId, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from '../src/modules/webhooks/engine/webhook-jobs';
+import { getQueueToken } from '@nestjs/bull';
+import type { Queue } from 'bull';
+import { LEGACY_DELIVER_JOB, relayJobId, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from '../src/modules/webhooks/engine/webhook-jobs';
 
 const SECRET = 'fault-drill-shared-secret';
 let prefixCounter = 0;
@@ -100,6 +102,61 @@ describe('webhook delivery under faults', () => {
       }
     } finally {
       redis.disconnect();
+      await worker?.close();
+      await api.close();
+    }
+  });
+
+  it('carries out deliver jobs an earlier release left in Redis, for an event and for a webhook, each once', async () => {
+    const prefix = uniquePrefix();
+    const api = await createTestApp({ ROLE: 'api', QUEUE_PREFIX: prefix });
+    let worker: TestApp | null = null;
+    try {
+      const org = await createOrganization(api);
+      await configureWebhooks(api, org, { url: receiver.url, sharedSecret: SECRET });
+      const walletId = await createWallet(api, org, 'queued by the previous release');
+      const [{ id: eventId }] = await api.app
+        .get(MikroORM)
+        .em.getConnection()
+        .execute<{ id: string }[]>('select id from domain_event where resource_id = ?', [walletId]);
+      // As the previous release relayed it: one job named `deliver` whose payload lists the event.
+      await api.app.get(MikroORM).em.getConnection().execute('update domain_event set relayed_at = now() where id = ?', [eventId]);
+      const queue = api.app.get<Queue>(getQueueToken(WEBHOOK_QUEUE));
+      await queue.add(LEGACY_DELIVER_JOB, { eventIds: [eventId] }, { jobId: `legacy-event-${eventId}`, attempts: 100_000 });
+
+      // Recovery looks only at work older than its interval: here nothing but these jobs can send.
+      worker = await createTestApp({ ROLE: 'worker', QUEUE_PREFIX: prefix, WEBHOOK_RECONCILE_INTERVAL: '10m' });
+      const [delivered] = await receiver.waitFor((r) => r.length === 1, 30_000);
+      expect(delivered.body).toEqual(expect.objectContaining({ id: eventId, resourceId: walletId }));
+      // Taken by a stage and done (a job no stage took would be delayed for its next try).
+      await waitUntil(
+        async () => (await queue.getJob(`legacy-event-${eventId}`))?.getState(),
+        (state) => state === 'completed',
+      );
+
+      // A redelivery by the previous release: the webhook due again, and its job named `deliver`.
+      await api.app
+        .get(MikroORM)
+        .em.getConnection()
+        .execute(
+          `update webhook_delivery set status = 'pending', cycle_start_attempt = attempt_count, next_attempt_at = now() where id = ?`,
+          [eventId],
+        );
+      await queue.add(LEGACY_DELIVER_JOB, { webhookId: eventId }, { jobId: `legacy-webhook-${eventId}`, attempts: 100_000 });
+      const [, again] = await receiver.waitFor((r) => r.length === 2, 30_000);
+      expect(again.body).toEqual(delivered.body);
+      expect(again.headers['x-service-webhook-attempt']).toBe('2');
+      await waitUntil(
+        async () => (await queue.getJob(`legacy-webhook-${eventId}`))?.getState(),
+        (state) => state === 'completed',
+      );
+      const log = await waitUntil(
+        () => api.http().get(`${WEBHOOKS_PATH}/${eventId}`).set(bearer(org.adminKey)),
+        (res) => res.body.status === 'succeeded',
+      );
+      expect(log.body.attemptCount).toBe(2);
+      expect(receiver.received).toHaveLength(2);
+    } finally {
       await worker?.close();
       await api.close();
     }

@@ -1,7 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import { WebhookDeliveryRepository } from '../src/modules/webhooks/webhook-delivery.repository';
+import { DeliveryMaintenanceRepository } from '../src/modules/webhooks/delivery-maintenance.repository';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { sql } from './support/nft';
 import { TestReceiver, waitUntil } from './support/receiver';
@@ -319,7 +319,7 @@ describe('webhook delivery', () => {
     // A day 31 days ago (past the 30-day default retention), with a partition of its own, holding
     // a copy of the webhook and its attempt under a UUIDv7 id of that day.
     const oldDay = new Date(Math.floor((Date.now() - 31 * 86_400_000) / 86_400_000) * 86_400_000);
-    await t.app.get(WebhookDeliveryRepository).makePartitions(oldDay, oldDay);
+    await t.app.get(DeliveryMaintenanceRepository).makePartitions(oldDay, oldDay);
     const suffix = oldDay.toISOString().slice(0, 10).replaceAll('-', '');
     const aged = uuidv7({ msecs: oldDay.getTime() + 3_600_000 });
     const copy = (id: string, createdAt: string) =>

@@ -45,9 +45,16 @@ export async function runMigrations(orm: AnyMikroORM, databaseUrl: string): Prom
  * rightly take longer (and may hold a session setting or run DDL a pooler would split up). The
  * extension modules' migrations come in `model` (src/orm-model.ts).
  */
-export async function migrateDatabase(config: AppConfig, model: Pick<OrmModel, 'migrations'>): Promise<void> {
+export async function migrateDatabase(
+  config: AppConfig,
+  model: Pick<OrmModel, 'migrations'>,
+  // Where the migrator's progress lines go (MikroORM's default: stdout). The CLI sends them to
+  // stderr, so that its stdout stays the one JSON object scripts read.
+  log?: (line: string) => void,
+): Promise<void> {
   await ensureDatabase(config.databaseDirectUrl);
-  const orm = await MikroORM.init(buildOrmOptions({ ...config, databaseUrl: config.databaseDirectUrl }, { migrations: model.migrations }));
+  const options = buildOrmOptions({ ...config, databaseUrl: config.databaseDirectUrl }, { migrations: model.migrations });
+  const orm = await MikroORM.init(log ? { ...options, logger: log } : options);
   try {
     await runMigrations(orm, config.databaseDirectUrl);
   } finally {

@@ -24,7 +24,44 @@ export function completeOpenApiDocument(
   describeUuidParameters(document, byOperation);
   describeProblemAnswers(document, (method, path) => ({ rateLimited: byOperation.get(`${method} ${path}`)?.rateLimited ?? true }));
   describeWebhooks(document, config.webhook);
+  orderTags(document);
   return toOpenApi31Nullability(document);
+}
+
+/**
+ * The order readers meet the tags in (Swagger UI and Redoc follow the document's tag list): what
+ * an integrator calls first, then webhooks, organization administration, and the operator's and
+ * probes' routes last. A tag not listed here goes before those last two.
+ */
+export const TAG_ORDER = [
+  'Wallets',
+  'Tokens',
+  'Transactions',
+  'Media',
+  'NFT whitelist',
+  'Webhook configuration',
+  'Webhook endpoints',
+  'Webhooks',
+  'API keys',
+  'Audit log',
+  'Operator',
+  'Operations',
+] as const;
+
+/** Every tag an operation uses, in TAG_ORDER, each with the description already given to it. */
+function orderTags(document: OpenAPIObject): void {
+  const used = new Set<string>();
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) for (const tag of item[method]?.tags ?? []) used.add(tag);
+  }
+  for (const tag of document.tags ?? []) used.add(tag.name);
+  const described = new Map((document.tags ?? []).map((tag) => [tag.name, tag]));
+  const unlisted = TAG_ORDER.indexOf('Operator');
+  const rank = (name: string) => {
+    const index = (TAG_ORDER as readonly string[]).indexOf(name);
+    return index === -1 ? unlisted - 0.5 : index;
+  };
+  document.tags = [...used].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map((name) => described.get(name) ?? { name });
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;

@@ -32,6 +32,20 @@ const TITLES: Record<WebhookType, string> = {
   document: 'Document events',
 };
 
+const SENT_TYPES = WEBHOOK_TYPES.filter((type) => PRODUCERS[type].length > 0);
+const NEVER_SENT = WEBHOOK_TYPES.filter((type) => PRODUCERS[type].length === 0);
+const quoted = (types: readonly string[]) => types.map((type) => `\`${type}\``).join(', ');
+
+/** Why some offered types never arrive: they complete a type set shared with the integrator's platform. */
+export const RESERVED_TYPES =
+  "This type is reserved for the integrator's own platform (it completes the set of webhook types that platform " +
+  'shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with ' +
+  'this `webhookType`) carry it, so a receiver can be built for it.';
+
+const TYPES_SENT =
+  `The service itself sends ${quoted(SENT_TYPES)}; ${quoted(NEVER_SENT)} are reserved for the integrator's own ` +
+  'platform and arrive only as test webhooks (POST …/test can send any type).';
+
 const TIMESTAMP = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}\\+00:00$';
 
 const capitalize = (text: string) => `${text[0].toUpperCase()}${text.slice(1)}`;
@@ -214,7 +228,7 @@ export function describeWebhooks(document: OpenAPIObject, delivery: { retrySched
       return name;
     });
     const sent = variants.map((v) => `\`${v.resourceType}\`/\`${v.action}\` (${v.when})`).join('; ');
-    const producers = PRODUCERS[type].length === 0 ? ' No write of this service produces this type yet; only test webhooks carry it.' : '';
+    const producers = PRODUCERS[type].length === 0 ? ` ${RESERVED_TYPES}` : '';
     webhooks[type] = {
       post: {
         operationId: `${type}Webhook`,
@@ -246,6 +260,6 @@ export function describeWebhooks(document: OpenAPIObject, delivery: { retrySched
   (document as { webhooks?: unknown }).webhooks = webhooks;
   document.tags = [
     ...(document.tags ?? []).filter((tag) => tag.name !== 'Webhooks'),
-    { name: 'Webhooks', description: `Signed POST requests this service sends to the organization's url.\n${VERIFYING}` },
+    { name: 'Webhooks', description: `Signed POST requests this service sends to the organization's url. ${TYPES_SENT}\n${VERIFYING}` },
   ];
 }

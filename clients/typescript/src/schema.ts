@@ -699,176 +699,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/portal": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The portal page: sign in with an admin or auditor API key (kept in sessionStorage only) */
-        get: operations["getPortalPage"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/portal/portal.js": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The script of the portal page */
-        get: operations["getPortalScript"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/portal/portal.css": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The styles of the portal page */
-        get: operations["getPortalStyles"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/portal/uplot.js": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The chart library (uPlot), served by the service so the page needs no CDN */
-        get: operations["getPortalChartScript"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/portal/uplot.css": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The styles of the chart library */
-        get: operations["getPortalChartStyles"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/portal/core.js": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The script module every view of the portal page shares (a script module) */
-        get: operations["getPortalCoreScript"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/portal/endpoints.js": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The portal page's Endpoints view (a script module) */
-        get: operations["getPortalEndpointsScript"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/portal/deliveries.js": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The portal page's Delivery log view (a script module) */
-        get: operations["getPortalDeliveriesScript"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/portal/stats.js": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The portal page's Statistics view (a script module) */
-        get: operations["getPortalStatsScript"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/portal/wallets.js": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The portal page's Wallets view (a script module) */
-        get: operations["getPortalWalletsScript"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/admin/v1/chains": {
         parameters: {
             query?: never;
@@ -960,7 +790,7 @@ export interface webhooks {
         put?: never;
         /**
          * Payment events
-         * @description Sent to the configured url for organizations subscribed to `payment` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). No write of this service produces this type yet; only test webhooks carry it.
+         * @description Sent to the configured url for organizations subscribed to `payment` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -1104,7 +934,7 @@ export interface webhooks {
         put?: never;
         /**
          * KYC events
-         * @description Sent to the configured url for organizations subscribed to `kyc` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). No write of this service produces this type yet; only test webhooks carry it.
+         * @description Sent to the configured url for organizations subscribed to `kyc` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -1152,7 +982,7 @@ export interface webhooks {
         put?: never;
         /**
          * Document events
-         * @description Sent to the configured url for organizations subscribed to `document` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). No write of this service produces this type yet; only test webhooks carry it.
+         * @description Sent to the configured url for organizations subscribed to `document` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -1912,7 +1742,7 @@ export interface components {
              */
             sharedSecret?: string | null;
             /**
-             * @description The webhook types to receive, each at most once; `[]` receives none.
+             * @description The webhook types to receive, each at most once; `[]` receives none. The service sends custodialAccount, nft and transaction; payment, kyc and document are reserved for the integrator's own platform and arrive only as test webhooks.
              * @example [
              *       "transaction",
              *       "nft"
@@ -2216,7 +2046,7 @@ export interface components {
              */
             url: string;
             /**
-             * @description The webhook types to receive, each at most once; `[]` receives none.
+             * @description The webhook types to receive, each at most once; `[]` receives none. The service sends custodialAccount, nft and transaction; payment, kyc and document are reserved for the integrator's own platform and arrive only as test webhooks.
              * @example [
              *       "transaction",
              *       "nft"
@@ -2392,7 +2222,7 @@ export interface components {
              */
             url?: string;
             /**
-             * @description The webhook types to receive, each at most once; `[]` receives none.
+             * @description The webhook types to receive, each at most once; `[]` receives none. The service sends custodialAccount, nft and transaction; payment, kyc and document are reserved for the integrator's own platform and arrive only as test webhooks.
              * @example [
              *       "transaction",
              *       "nft"
@@ -7193,386 +7023,6 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getPortalPage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A static file. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too Many Requests: RATE_LIMITED. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After": number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL_ERROR. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getPortalScript: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A static file. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too Many Requests: RATE_LIMITED. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After": number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL_ERROR. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getPortalStyles: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A static file. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too Many Requests: RATE_LIMITED. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After": number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL_ERROR. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getPortalChartScript: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A static file. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too Many Requests: RATE_LIMITED. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After": number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL_ERROR. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getPortalChartStyles: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A static file. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too Many Requests: RATE_LIMITED. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After": number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL_ERROR. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getPortalCoreScript: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A static file. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too Many Requests: RATE_LIMITED. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After": number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL_ERROR. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getPortalEndpointsScript: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A static file. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too Many Requests: RATE_LIMITED. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After": number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL_ERROR. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getPortalDeliveriesScript: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A static file. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too Many Requests: RATE_LIMITED. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After": number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL_ERROR. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getPortalStatsScript: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A static file. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too Many Requests: RATE_LIMITED. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After": number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL_ERROR. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getPortalWalletsScript: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A static file. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too Many Requests: RATE_LIMITED. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After": number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL_ERROR. */
-            500: {
-                headers: {
                     [name: string]: unknown;
                 };
                 content: {

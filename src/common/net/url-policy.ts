@@ -7,7 +7,7 @@ import { defaultWebhookPorts, type PortRange } from '../../config/egress-config'
 
 /**
  * The one URL policy for outbound requests (docs/ARCHITECTURE.md "The webhook URL policy"), shared
- * by webhook-config, webhooks and the token metadata fetcher. The configuration endpoint checks a
+ * by webhook-endpoints, webhooks and the token metadata fetcher. The configuration endpoint checks a
  * URL with it when it is saved, and the sending code checks again at send time against the
  * address it is about to connect to, because what a hostname resolves to can change after it was
  * saved.

@@ -128,9 +128,12 @@ export class ChainFollower {
       this.leading = false;
       return false;
     }
+    // On a first start the block is known only once the node's head is read: `begin` names it.
     if (!this.leading)
       this.logger.log(
-        `holding chain ${chainId}; following from block ${cursor.appliedBlock === null ? '(the head)' : cursor.appliedBlock + 1}`,
+        cursor.appliedBlock === null
+          ? `holding chain ${chainId}; first start on this chain`
+          : `holding chain ${chainId}; following from block ${cursor.appliedBlock + 1}`,
       );
     this.leading = true;
 
@@ -176,7 +179,8 @@ export class ChainFollower {
     const before = start > 0 ? await node.header(start - 1) : null;
     await cursors.begin(chainId, owner, { blockNumber: start - 1, blockHash: before?.hash ?? null, blockTime: before?.time ?? null });
     if (before) await cursors.storeBlocks(em, chainId, [{ blockNumber: before.number, blockHash: before.hash, blockTime: before.time }]);
-    this.logger.log(`chain ${chainId}: first start, following from block ${start}`);
+    const why = config.chain.startBlock === null ? `the head at this first start` : 'CHAIN_START_BLOCK';
+    this.logger.log(`holding chain ${chainId}; following from block ${start} (${why})`);
   }
 
   private async applyRange(cursor: StartedCursor, from: number, to: number, head: BlockHeader): Promise<void> {

@@ -1,12 +1,12 @@
 import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { Module } from '@nestjs/common';
 import { DomainEvent } from './domain-event.entity';
-import { DomainEventOutbox } from './domain-event.outbox';
 import { DomainEventPublisher } from './domain-event.publisher';
+import { DomainEventStore } from './domain-event.store';
 
 @Module({
   imports: [MikroOrmModule.forFeature([DomainEvent])],
-  providers: [DomainEventPublisher, DomainEventOutbox],
-  exports: [DomainEventPublisher, DomainEventOutbox, MikroOrmModule],
+  providers: [DomainEventPublisher, DomainEventStore],
+  exports: [DomainEventPublisher, DomainEventStore, MikroOrmModule],
 })
 export class DomainEventsModule {}

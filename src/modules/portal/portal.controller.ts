@@ -1,5 +1,5 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiExcludeController, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { PublicRoute } from '../../common/auth/access';
 import { loadPortalAssets, PortalAsset } from './portal-assets';
@@ -8,8 +8,10 @@ import { loadPortalAssets, PortalAsset } from './portal-assets';
  * The web portal (docs/PORTAL.md "Portal"): a static page and its scripts and styles. The files are
  * public; every piece of data the page shows comes from the API with the signed-in user's key,
  * sent by the browser as a Bearer header, so this controller knows nothing about organizations.
- * Fixed routes, not a directory: nothing outside this list can be asked for.
+ * Fixed routes, not a directory: nothing outside this list can be asked for. Static files are no
+ * API operations: they stay out of the API document (and the typed client), public all the same.
  */
+@ApiExcludeController()
 @ApiTags('Portal')
 @PublicRoute()
 @Controller('portal')

@@ -5,13 +5,20 @@ import { DynamicModule, Injectable, Module, OnApplicationBootstrap, OnApplicatio
 import { AppConfig } from '../../config/app-config';
 import { OrganizationReplayBudget } from '../../common/rate-limit/organization-send-limit';
 import { AuditModule } from '../audit/audit.module';
-import { DomainEventOutbox } from '../domain-events/domain-event.outbox';
+import { DomainEventStore } from '../domain-events/domain-event.store';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
-import { WebhookConfigModule } from '../webhook-config/webhook-config.module';
-import { OutboxRelay } from './engine/outbox-relay.service';
+import { WebhookEndpointsModule } from '../webhook-endpoints/webhook-endpoints.module';
+import { AttemptRequests } from './engine/attempt-request';
+import { AttemptResults } from './engine/attempt-results';
+import { AttemptRunner } from './engine/attempt-runner';
+import { AttemptSlots } from './engine/attempt-slots';
+import { WebhookBatchExecutor } from './engine/batch-executor';
+import { OutboxEvents } from './engine/outbox/outbox-events';
+import { OutboxRelay } from './engine/outbox/outbox-relay.service';
+import { DeliveryClaimRepository } from './delivery-claim.repository';
+import { DeliveryMaintenanceRepository } from './delivery-maintenance.repository';
 import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
-import { WebhookDeliveryService } from './engine/webhook-delivery.service';
 import { registerOutboxLagSampler, registerQueueDepthSampler } from './engine/webhook-metrics';
 import { WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE, WebhookJobs, webhookQueueSettings } from './engine/webhook-jobs';
 import { WebhookReconciler } from './maintenance/webhook-reconciler.service';
@@ -29,13 +36,13 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     private readonly jobs: WebhookJobs,
-    private readonly outbox: DomainEventOutbox,
+    private readonly events: DomainEventStore,
   ) {}
 
   onApplicationBootstrap(): void {
     this.unregister.push(
       registerQueueDepthSampler(() => this.jobs.counts()),
-      registerOutboxLagSampler(() => this.outbox.lagSeconds()),
+      registerOutboxLagSampler(() => this.events.lagSeconds()),
     );
   }
 
@@ -46,9 +53,20 @@ class WebhookMetricsSampler implements OnApplicationBootstrap, OnApplicationShut
 
 @Module({})
 export class WebhooksModule {
-  /** `worker` adds the processor, the outbox relay and the reconciler (ROLE=worker|all). */
+  /** `worker` adds the engine (batch executor, attempt runner and their parts), the processor, the outbox relay and the reconciler (ROLE=worker|all). */
   static register(options: { worker: boolean }): DynamicModule {
-    const workerProviders: Provider[] = options.worker ? [WebhookDeliveryService, WebhookProcessor, OutboxRelay, WebhookReconciler] : [];
+    const workerProviders: Provider[] = options.worker
+      ? [
+          AttemptSlots,
+          AttemptRequests,
+          AttemptResults,
+          AttemptRunner,
+          WebhookBatchExecutor,
+          WebhookProcessor,
+          OutboxRelay,
+          WebhookReconciler,
+        ]
+      : [];
     return {
       module: WebhooksModule,
       imports: [
@@ -63,13 +81,16 @@ export class WebhooksModule {
           })),
         ),
         DomainEventsModule,
-        WebhookConfigModule,
+        WebhookEndpointsModule,
         AuditModule,
       ],
       // WebhookStatsController first: its `webhooks/stats` must be matched before `webhooks/:webhookId`.
       controllers: [WebhookStatsController, WebhooksController],
       providers: [
         WebhookJobs,
+        DeliveryClaimRepository,
+        DeliveryMaintenanceRepository,
+        OutboxEvents,
         WebhooksService,
         OrganizationReplayBudget,
         WebhookStatsService,

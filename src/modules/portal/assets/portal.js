@@ -95,7 +95,8 @@ function showApp() {
   const replaySince = /** @type {HTMLInputElement} */ ($('replay-since'));
   if (!replaySince.value) replaySince.value = toLocalInput(new Date(Date.now() - DAY_MS));
   renderEndpoints();
-  showView('log');
+  // The first tab is where a signed-in admin lands.
+  showView('endpoints');
   // Keyboard users continue from the top of the signed-in page, not from a vanished form.
   $('main').focus();
 }

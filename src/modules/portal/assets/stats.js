@@ -5,6 +5,7 @@
 import { $, api, cell, DAY_MS, describe, el, loads, ORG, query, state, utc } from './core.js';
 /** @typedef {import('./core.js').Chart} Chart */
 /** @typedef {import('./core.js').ChartLibrary} ChartLibrary */
+/** @typedef {{legend: {idx?: number|null}, setLegend(options: {idx: number}): void}} LegendChart */
 /** @typedef {import('./core.js').StatsBucket} StatsBucket */
 
 const statsLoads = loads('stats-view');
@@ -103,6 +104,8 @@ function renderChart(buckets) {
     buckets.map((b) => b.p50Ms),
     buckets.map((b) => b.p99Ms),
   ];
+  const active = buckets.map((b, index) => (b.succeeded + b.failed + b.retried > 0 ? index : -1)).filter((index) => index >= 0);
+  const latestActive = active.length > 0 ? active[active.length - 1] : buckets.length - 1;
   const width = Math.max(280, container.clientWidth);
   state.chart = new uPlot(
     {
@@ -136,6 +139,15 @@ function renderChart(buckets) {
         { label: 'p99 ms', stroke: '#7b1fa2', width: 2, dash: [6, 4], scale: 'ms' },
       ],
       axes: [{}, { scale: 'count', label: 'webhooks' }, { scale: 'ms', side: 1, label: 'latency (ms)', grid: { show: false } }],
+      // Without the cursor over the chart the legend would read `--`: it shows the latest hour
+      // with webhooks instead, and the hovered hour while the cursor is on the chart.
+      hooks: {
+        setLegend: [
+          (/** @type {LegendChart} */ chart) => {
+            if (chart.legend.idx === null || chart.legend.idx === undefined) chart.setLegend({ idx: latestActive });
+          },
+        ],
+      },
     },
     data,
     container,

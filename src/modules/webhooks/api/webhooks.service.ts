@@ -11,12 +11,12 @@ import { Page, toPage } from '../../../common/pagination/page-query.dto';
 import { AppConfig } from '../../../config/app-config';
 import { AuditService } from '../../audit/audit.service';
 import type { WebhookType } from '../../domain-events/domain-event.catalogue';
-import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
 import { DomainEventPublisher } from '../../domain-events/domain-event.publisher';
-import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
+import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-endpoints/delivery-target.reader';
 import { DeliveryStatus, WebhookDelivery } from '../webhook-delivery.entity';
 import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
 import type { ReplayStatus } from './webhook.dto';
+import { OutboxEvents } from '../engine/outbox/outbox-events';
 import { WebhookJobs } from '../engine/webhook-jobs';
 import { buildWebhookBody } from '../engine/webhook.rules';
 import { OrganizationReplayBudget } from '../../../common/rate-limit/organization-send-limit';
@@ -49,7 +49,7 @@ export class WebhooksService {
     private readonly deliveries: WebhookDeliveryRepository,
     private readonly targets: DeliveryTargetReader,
     private readonly publisher: DomainEventPublisher,
-    private readonly outbox: DomainEventOutbox,
+    private readonly outbox: OutboxEvents,
     private readonly audit: AuditService,
     private readonly jobs: WebhookJobs,
     private readonly replayBudget: OrganizationReplayBudget,
@@ -179,7 +179,6 @@ export class WebhooksService {
       // while webhooks are disabled, and the caller can read its log entry at once.
       const trx = em.getTransactionContext<Knex.Transaction>() as Knex.Transaction;
       const now = new Date();
-      await this.outbox.markProcessed(trx, [event.id], now);
       const payload = buildWebhookBody({ ...event, createdAtUtc: formatUtc(event.createdAt), changes: null });
       const row = {
         ...event,
@@ -190,7 +189,7 @@ export class WebhooksService {
         claimed: false,
         ordered: target.ordering === 'resource',
       };
-      await this.deliveries.createJudged(trx, [row], now, now);
+      await this.outbox.judge(trx, [{ eventId: event.id, webhooks: [row] }], now, now);
       this.audit.record(em, {
         organizationId: key.organizationId,
         action: 'webhook.test',

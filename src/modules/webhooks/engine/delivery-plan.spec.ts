@@ -1,7 +1,6 @@
-import type { PendingEvent } from '../../domain-events/domain-event.outbox';
-import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
-import { Admit, deferredForOrder, planDeliveries, PlanInput } from './delivery-plan';
-import type { DeliveryState } from '../webhook-delivery.repository';
+import type { DeliveryTarget } from '../../webhook-endpoints/delivery-target.reader';
+import { Admit, deferredForOrder, PendingEvent, planDeliveries, PlanInput } from './delivery-plan';
+import type { DeliveryState } from '../delivery-claim.repository';
 
 const ORG = '0193a6c2-7d1e-7c3a-9f10-0a1b2c3d4e5f';
 const OTHER_ENDPOINT = '0193a6c2-8000-7000-8000-000000000001';

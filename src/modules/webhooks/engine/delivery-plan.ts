@@ -1,8 +1,11 @@
 import { formatDbTimestamp } from '../../../common/time';
-import type { PendingEvent } from '../../domain-events/domain-event.outbox';
-import type { DeliveryTarget } from '../../webhook-config/delivery-target.reader';
-import type { DeliveryState, NewDelivery } from '../webhook-delivery.repository';
+import type { UnjudgedEvent } from '../../domain-events/domain-event.store';
+import type { DeliveryTarget } from '../../webhook-endpoints/delivery-target.reader';
+import type { DeliveryState, NewDelivery } from '../delivery-claim.repository';
 import { buildWebhookBody, decideAttempt, decideEvent, permanentFailure, webhookIdFor } from './webhook.rules';
+
+/** An event the engine has yet to judge into webhooks. */
+export type PendingEvent = UnjudgedEvent;
 
 /**
  * Whether an attempt may be made for an endpoint now: 'afterClaim', take a slot of the

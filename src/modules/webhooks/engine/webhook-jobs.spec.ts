@@ -1,4 +1,4 @@
-import { relayJobs, RetryLaterError, retryBackoff } from './webhook-jobs';
+import { relayJobs, RetryLaterError, retryBackoff, stageOf } from './webhook-jobs';
 
 describe('retryBackoff', () => {
   it('waits what the engine asked for', () => {
@@ -13,5 +13,28 @@ describe('retryBackoff', () => {
 describe('job options', () => {
   it('keep only the last failure of a job, however often it is looked at again', () => {
     expect(relayJobs(['a', 'b']).map((job) => job.opts.stackTraceLimit)).toEqual([1]);
+  });
+});
+
+describe('stageOf', () => {
+  it('takes each stage by its own name and payload', () => {
+    expect(stageOf('judge-events', { eventIds: ['e1', 'e2'] })).toEqual({ stage: 'judgeEvents', job: { eventIds: ['e1', 'e2'] } });
+    expect(stageOf('attempt-webhook', { webhookId: 'w1' })).toEqual({ stage: 'attemptWebhook', job: { webhookId: 'w1' } });
+  });
+
+  it('sends a legacy deliver job to the stage its payload names', () => {
+    expect(stageOf('deliver', { eventIds: ['e1'] })).toEqual({ stage: 'judgeEvents', job: { eventIds: ['e1'] } });
+    expect(stageOf('deliver', { webhookId: 'w1' })).toEqual({ stage: 'attemptWebhook', job: { webhookId: 'w1' } });
+  });
+
+  it('takes no job whose name and payload do not match a stage', () => {
+    expect(stageOf('judge-events', { webhookId: 'w1' })).toBeNull();
+    expect(stageOf('attempt-webhook', { eventIds: ['e1'] })).toBeNull();
+    expect(stageOf('deliver', {})).toBeNull();
+    expect(stageOf('something-else', { webhookId: 'w1' })).toBeNull();
+  });
+
+  it('names its jobs by stage', () => {
+    expect(relayJobs(['a']).map((job) => [job.name, job.data])).toEqual([['judge-events', { eventIds: ['a'] }]]);
   });
 });

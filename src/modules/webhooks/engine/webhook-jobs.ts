@@ -9,7 +9,15 @@ export const WEBHOOK_QUEUE = 'webhooks';
 export const WEBHOOK_BULK_QUEUE = 'webhooks-bulk';
 /** Events per organization within 10 s that still count as ordinary traffic. */
 export const BURST_THRESHOLD = 200;
-export const DELIVER_JOB = 'deliver';
+/** The first stage: newly relayed events (or one recovered) to judge into their webhooks. */
+export const JUDGE_EVENTS_JOB = 'judge-events';
+/** The second stage: one webhook's next attempt (retries, recovery, redelivery, replay, test sends). */
+export const ATTEMPT_WEBHOOK_JOB = 'attempt-webhook';
+/**
+ * The one job name of releases before the stages had names of their own, its payload either
+ * stage's. Jobs of that name still in Redis after an upgrade are carried out by their payload.
+ */
+export const LEGACY_DELIVER_JOB = 'deliver';
 const RETRY_BACKOFF = 'webhook-retry';
 /** Newly relayed events per job. */
 export const EVENTS_PER_JOB = 10;
@@ -22,11 +30,41 @@ const ENQUEUE_CHUNK = 500;
 
 /**
  * A job only says "look at these now"; PostgreSQL holds the state, so a job can run twice, or be
- * lost with Redis, without a webhook being sent twice in a row or never. A job carries one kind
- * of id: newly relayed events to judge (`eventIds`), or one webhook to attempt (`webhookId`:
- * retries, recovery, redelivery, replay and test sends).
+ * lost with Redis, without a webhook being sent twice in a row or never. Each stage has a job
+ * name and a payload of its own.
  */
-export type DeliverJobData = { eventIds: string[]; webhookId?: undefined } | { webhookId: string; eventIds?: undefined };
+export interface JudgeEventsJob {
+  eventIds: string[];
+}
+export interface AttemptWebhookJob {
+  webhookId: string;
+}
+type WebhookJobData = JudgeEventsJob | AttemptWebhookJob;
+type NamedJob = { name: string; data: WebhookJobData; opts: JobOptions };
+
+/** What the worker does with each stage's job. */
+export interface WebhookStages {
+  judgeEvents(job: JudgeEventsJob): Promise<void>;
+  attemptWebhook(job: AttemptWebhookJob): Promise<void>;
+}
+
+/**
+ * The stage a job belongs to, by its name; a legacy `deliver` job by the shape of its payload.
+ * Null for a job no stage takes.
+ */
+export function stageOf(
+  name: string,
+  data: unknown,
+): { stage: 'judgeEvents'; job: JudgeEventsJob } | { stage: 'attemptWebhook'; job: AttemptWebhookJob } | null {
+  const payload = (data ?? {}) as Partial<JudgeEventsJob & AttemptWebhookJob>;
+  const judge = Array.isArray(payload.eventIds) ? { stage: 'judgeEvents' as const, job: { eventIds: payload.eventIds } } : null;
+  const attempt =
+    typeof payload.webhookId === 'string' ? { stage: 'attemptWebhook' as const, job: { webhookId: payload.webhookId } } : null;
+  if (name === JUDGE_EVENTS_JOB) return judge;
+  if (name === ATTEMPT_WEBHOOK_JOB) return attempt;
+  if (name === LEGACY_DELIVER_JOB) return attempt ?? judge;
+  return null;
+}
 
 /** Bull's settings for the webhook queues (a job whose worker died is picked up again once its lock expires). */
 export function webhookQueueSettings(config: AppConfig): QueueOptions['settings'] {
@@ -66,17 +104,17 @@ export function relayJobId(eventIds: readonly string[]): string {
 }
 
 /** The relay's jobs for `eventIds`, EVENTS_PER_JOB to a job. */
-export function relayJobs(eventIds: readonly string[]): { name: string; data: DeliverJobData; opts: JobOptions }[] {
-  const jobs: { name: string; data: DeliverJobData; opts: JobOptions }[] = [];
+export function relayJobs(eventIds: readonly string[]): NamedJob[] {
+  const jobs: NamedJob[] = [];
   for (let i = 0; i < eventIds.length; i += EVENTS_PER_JOB) {
     const group = eventIds.slice(i, i + EVENTS_PER_JOB);
-    jobs.push({ name: DELIVER_JOB, data: { eventIds: group }, opts: jobOptions(relayJobId(group)) });
+    jobs.push({ name: JUDGE_EVENTS_JOB, data: { eventIds: group }, opts: jobOptions(relayJobId(group)) });
   }
   return jobs;
 }
 
-function webhookJob(webhookId: string, delayMs?: number): { name: string; data: DeliverJobData; opts: JobOptions } {
-  return { name: DELIVER_JOB, data: { webhookId }, opts: jobOptions(webhookId, delayMs) };
+function webhookJob(webhookId: string, delayMs?: number): NamedJob {
+  return { name: ATTEMPT_WEBHOOK_JOB, data: { webhookId }, opts: jobOptions(webhookId, delayMs) };
 }
 
 /** Thrown by the processor so that Bull runs the job again after `delayMs`. */
@@ -115,8 +153,8 @@ export class WebhookJobs {
   private readonly logger = new Logger('WebhookJobs');
 
   constructor(
-    @InjectQueue(WEBHOOK_QUEUE) private readonly main: Queue<DeliverJobData>,
-    @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulk: Queue<DeliverJobData>,
+    @InjectQueue(WEBHOOK_QUEUE) private readonly main: Queue<WebhookJobData>,
+    @InjectQueue(WEBHOOK_BULK_QUEUE) private readonly bulk: Queue<WebhookJobData>,
   ) {}
 
   /** Newly relayed events, per lane; throws (and the events stay unrelayed) when Redis does not take them in time. */
@@ -186,13 +224,26 @@ export class WebhookJobs {
     if (again && running.length > 0) setTimeout(() => void this.wake(running, false).catch(() => undefined), WAKE_AGAIN_MS).unref();
   }
 
-  /** Runs `handle` for every job of both lanes, each with the full concurrency (a burst is kept aside, not slowed down). */
-  process(concurrency: number, handle: (job: Job<DeliverJobData>) => Promise<void>): void {
+  /**
+   * Runs every job of both lanes through its stage, each lane with the full concurrency (a burst
+   * is kept aside, not slowed down). One handler for every name: Bull adds up the concurrency of
+   * each named handler, so a handler per stage would multiply the worker's slots.
+   */
+  process(concurrency: number, stages: WebhookStages): void {
+    const handle = async (job: Job<WebhookJobData>): Promise<void> => {
+      const found = stageOf(job.name, job.data);
+      if (found === null) {
+        // Retrying would not teach it a name: PostgreSQL still holds whatever it was about, and recovery finds that.
+        this.logger.warn({ job: job.name, jobId: job.id }, 'dropped a webhook job of no known stage');
+        return;
+      }
+      return found.stage === 'judgeEvents' ? stages.judgeEvents(found.job) : stages.attemptWebhook(found.job);
+    };
     for (const queue of [this.main, this.bulk]) {
       // Bull's run loop rejects when Redis fails before it is ready (or the app stops meanwhile);
       // left unheard, that rejection would crash the process instead of being reported.
       queue
-        .process(DELIVER_JOB, concurrency, handle)
+        .process('*', concurrency, handle)
         .catch((error: unknown) => this.logger.error({ err: error, queue: queue.name }, 'webhook queue processing stopped'));
     }
   }
@@ -211,7 +262,7 @@ export class WebhookJobs {
    * hash back (failedReason, stacktrace, attemptsMade, processedOn) with the job in no list. Such a
    * fragment, like a finished job, would make re-adding the id a no-op forever, so it is removed.
    */
-  private async isMoving(queue: Queue<DeliverJobData>, id: string): Promise<boolean> {
+  private async isMoving(queue: Queue<WebhookJobData>, id: string): Promise<boolean> {
     const job = await queue.getJob(id);
     if (!job) return false;
     if (MOVING_STATES.has(await job.getState())) return true;

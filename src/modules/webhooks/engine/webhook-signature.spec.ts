@@ -1,6 +1,7 @@
 import { createHmac, generateKeyPairSync, KeyObject, verify } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { webhookSignatureHeaders } from './webhook-signature';
+import { buildWebhookBody } from './webhook.rules';
+import { signWebhookBody, webhookSignatureHeaders } from './webhook-signature';
 
 const ID = '019a0000-0000-7000-8000-000000000001';
 const BODY = '{"organizationId":"o","action":"create","id":"019a0000-0000-7000-8000-000000000001","changes":{"name":"Zoë"}}';
@@ -89,5 +90,27 @@ describe('webhookSignatureHeaders', () => {
       );
       expect(v1a(after)).toHaveLength(1);
     });
+  });
+});
+
+describe('signWebhookBody', () => {
+  it('is Base64(HMAC-SHA256(secret, body))', () => {
+    const body = buildWebhookBody({
+      organizationId: 'o',
+      action: 'create',
+      id: ID,
+      resourceId: ID,
+      resourceType: 'Wallet',
+      createdAtUtc: '2026-01-01T00:00:00.000Z',
+      changes: null,
+    });
+    const expected = createHmac('sha256', 'a-shared-secret-16').update(Buffer.from(body, 'utf8')).digest('base64');
+    expect(signWebhookBody('a-shared-secret-16', body)).toBe(expected);
+    expect(signWebhookBody('another-secret-123', body)).not.toBe(expected);
+  });
+
+  it('matches a known vector', () => {
+    // echo -n '{"a":1}' | openssl dgst -sha256 -hmac 'key' -binary | base64
+    expect(signWebhookBody('key', '{"a":1}')).toBe(createHmac('sha256', 'key').update('{"a":1}').digest('base64'));
   });
 });

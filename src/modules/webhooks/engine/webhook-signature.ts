@@ -1,5 +1,4 @@
 import { createHmac, KeyObject, sign } from 'node:crypto';
-import { signWebhookBody } from './webhook.rules';
 
 /** The secrets that may sign one attempt: the current one, and a previous one until it expires. */
 export interface SigningSecrets {
@@ -20,6 +19,11 @@ export interface WebhookSignatureHeaders {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
+}
+
+/** Base64(HMAC-SHA256(sharedSecret, body)), the value of x-service-webhook-hmac (README.md, "Verifying a webhook"). */
+export function signWebhookBody(sharedSecret: string, body: string | Buffer): string {
+  return createHmac('sha256', sharedSecret).update(body).digest('base64');
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config';
-import { WebhookDeliveryService } from './webhook-delivery.service';
+import { WebhookBatchExecutor } from './batch-executor';
 import { WebhookJobs } from './webhook-jobs';
 
 /**
@@ -12,11 +12,14 @@ import { WebhookJobs } from './webhook-jobs';
 export class WebhookProcessor implements OnApplicationBootstrap {
   constructor(
     private readonly jobs: WebhookJobs,
-    private readonly delivery: WebhookDeliveryService,
+    private readonly executor: WebhookBatchExecutor,
     private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.jobs.process(this.config.webhook.concurrency, (job) => this.delivery.handleJob(job.data));
+    this.jobs.process(this.config.webhook.concurrency, {
+      judgeEvents: (job) => this.executor.judgeEvents(job),
+      attemptWebhook: (job) => this.executor.attemptWebhook(job),
+    });
   }
 }

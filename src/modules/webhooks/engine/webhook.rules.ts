@@ -1,5 +1,5 @@
 import { parse as parseUuid, v7 as uuidv7 } from 'uuid';
-import { createHash, createHmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 /** What the body of a webhook is built from (README.md, "Webhooks", item 3). */
 export interface WebhookSource {
@@ -27,11 +27,6 @@ export function buildWebhookBody(source: WebhookSource): string {
     createdAtUtc: source.createdAtUtc,
     changes: source.changes ?? null,
   });
-}
-
-/** Base64(HMAC-SHA256(sharedSecret, body)), the value of x-service-webhook-hmac (README.md, "Verifying a webhook"). */
-export function signWebhookBody(sharedSecret: string, body: string | Buffer): string {
-  return createHmac('sha256', sharedSecret).update(body).digest('base64');
 }
 
 /**

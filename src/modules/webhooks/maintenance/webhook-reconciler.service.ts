@@ -6,10 +6,10 @@ import { DAY_MS, utcDay } from '../../../database/time-partitions';
 import { AppConfig } from '../../../config/app-config';
 import { DirectSessions } from '../../../database/direct-sessions';
 import { LOCK_KEYS } from '../../../database/lock-keys';
-import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
-import { DeliveryTargetReader } from '../../webhook-config/delivery-target.reader';
-import { WebhookEndpointsService } from '../../webhook-config/webhook-endpoints.service';
-import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import { DomainEventStore } from '../../domain-events/domain-event.store';
+import { DeliveryTargetReader } from '../../webhook-endpoints/delivery-target.reader';
+import { WebhookEndpointsService } from '../../webhook-endpoints/webhook-endpoints.service';
+import { DeliveryMaintenanceRepository } from '../delivery-maintenance.repository';
 import { WebhookJobs } from '../engine/webhook-jobs';
 import { attemptLeaseMs, furthestLegitimateAttemptMs } from '../engine/webhook.rules';
 
@@ -44,8 +44,8 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     private readonly em: EntityManager,
     private readonly sessions: DirectSessions,
     private readonly config: AppConfig,
-    private readonly outbox: DomainEventOutbox,
-    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly events: DomainEventStore,
+    private readonly deliveries: DeliveryMaintenanceRepository,
     private readonly targets: DeliveryTargetReader,
     private readonly endpointsService: WebhookEndpointsService,
     private readonly jobs: WebhookJobs,
@@ -82,7 +82,7 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
       Date.now() + furthestLegitimateAttemptMs(this.config.webhook.retryScheduleMs, attemptLeaseMs(this.config.webhook.timeoutMs)),
     );
     const [events, overdue] = await Promise.all([
-      this.outbox.stuck(cutoff, BATCH_SIZE, PER_ORGANIZATION),
+      this.events.stuck(cutoff, BATCH_SIZE, PER_ORGANIZATION),
       this.deliveries.overdue(cutoff, skewedAfter, BATCH_SIZE, PER_ORGANIZATION),
     ]);
     return this.jobs.addIfIdle({ eventIds: events.map((row) => row.id), webhookIds: [...new Set(overdue.map((row) => row.id))] });
@@ -122,10 +122,10 @@ export class WebhookReconciler implements OnApplicationBootstrap, OnApplicationS
     const today = utcDay(now);
     const last = new Date(today.getTime() + PARTITIONS_AHEAD_DAYS * DAY_MS);
     await this.deliveries.makePartitions(today, last);
-    await this.outbox.makePartitions(today, last);
+    await this.events.makePartitions(today, last);
     const before = new Date(now.getTime() - this.config.webhook.retentionMs);
     const deliveries = await this.deliveries.prune(before, PRUNE_BATCH);
-    const events = await this.outbox.prune(before, PRUNE_BATCH);
+    const events = await this.events.prune(before, PRUNE_BATCH);
     return { partitions: [...deliveries.partitions, ...events.partitions], rows: deliveries.rows + events.rows };
   }
 

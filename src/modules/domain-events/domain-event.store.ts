@@ -1,10 +1,9 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import type { Knex } from 'knex';
-import { execute, knexTransaction, outsideTransaction, queryRows } from '../../database/raw-sql';
+import { execute, outsideTransaction, queryRows } from '../../database/raw-sql';
 import { makeDayPartitions, dropExpiredPartitions } from '../../database/time-partitions';
 
-/** An event the delivery worker has yet to judge (timestamps as PostgreSQL text, to keep microseconds). */
 /**
  * "Not judged yet", for statements that already name their rows by id. Written so that it does
  * not match the partial index on unjudged events: with `processed_at is null` the planner ANDs
@@ -14,7 +13,8 @@ import { makeDayPartitions, dropExpiredPartitions } from '../../database/time-pa
  */
 const UNJUDGED = `coalesce(processed_at, '-infinity') = '-infinity'`;
 
-export interface PendingEvent {
+/** An event nobody has judged yet (its creation time as PostgreSQL text, to keep microseconds). */
+export interface UnjudgedEvent {
   id: string;
   organizationId: string;
   webhookType: string;
@@ -29,7 +29,7 @@ export interface PendingEvent {
   createdAt: string;
 }
 
-/** An event claimed by the relay. */
+/** An event claimed for relaying. */
 export interface RelayedEvent {
   id: string;
   organizationId: string;
@@ -51,12 +51,13 @@ interface PendingRow {
 }
 
 /**
- * The outbox side of `domain_event`, for the delivery worker: the only code that reads events
- * to deliver them or writes their relayed/processed marks, prunes them, or measures the lag.
- * Statements take many ids at once so the worker pays per batch, not per event.
+ * Every statement other modules may run on `domain_event`, by name: reading events to deliver
+ * them, writing their relayed/processed marks, pruning them and measuring the lag. This module
+ * owns the table; the webhook engine's outbox decides when each statement runs. Statements take
+ * many ids at once so the worker pays per batch, not per event.
  */
 @Injectable()
-export class DomainEventOutbox {
+export class DomainEventStore {
   constructor(private readonly em: EntityManager) {}
 
   private get pool(): Knex {
@@ -73,29 +74,27 @@ export class DomainEventOutbox {
   }
 
   /**
-   * Claims up to `limit` committed events not yet relayed (FOR UPDATE SKIP LOCKED, so relays on
-   * several workers never take the same rows), hands them to `enqueue`, and marks them relayed
-   * in the same transaction only once `enqueue` resolved: a failed enqueue leaves them for the
-   * next pass. Returns how many were relayed.
+   * Up to `limit` committed events not yet relayed, oldest first, locked in the caller's
+   * transaction (FOR UPDATE SKIP LOCKED, so relays on several workers never take the same rows).
    */
-  async relay(limit: number, enqueue: (events: RelayedEvent[]) => Promise<void>): Promise<number> {
-    return knexTransaction(this.em, async (trx) => {
-      const claimed = await queryRows<{ id: string; organization_id: string; traceparent: string | null }>(
-        trx,
-        `select id, organization_id, traceparent from domain_event where relayed_at is null order by created_at limit ? for update skip locked`,
-        [limit],
-      );
-      const rows = claimed.map((r) => ({ id: r.id, organizationId: r.organization_id, traceparent: r.traceparent }));
-      if (rows.length === 0) return 0;
-      await enqueue(rows);
-      await execute(trx, `update domain_event set relayed_at = ? where id = any(?::uuid[])`, [new Date(), rows.map((r) => r.id)]);
-      return rows.length;
-    });
+  async claimUnrelayed(trx: Knex.Transaction, limit: number): Promise<RelayedEvent[]> {
+    const claimed = await queryRows<{ id: string; organization_id: string; traceparent: string | null }>(
+      trx,
+      `select id, organization_id, traceparent from domain_event where relayed_at is null order by created_at limit ? for update skip locked`,
+      [limit],
+    );
+    return claimed.map((r) => ({ id: r.id, organizationId: r.organization_id, traceparent: r.traceparent }));
+  }
+
+  /** Marks events relayed, in the caller's transaction (the one that claimed them). */
+  async markRelayed(trx: Knex.Transaction, ids: readonly string[], at: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await execute(trx, `update domain_event set relayed_at = ? where id = any(?::uuid[])`, [at, [...ids]]);
   }
 
   /** The events among `ids` that nobody has judged yet. */
-  async pending(ids: readonly string[]): Promise<Map<string, PendingEvent>> {
-    const out = new Map<string, PendingEvent>();
+  async unjudged(ids: readonly string[]): Promise<Map<string, UnjudgedEvent>> {
+    const out = new Map<string, UnjudgedEvent>();
     if (ids.length === 0) return out;
     const rows = await queryRows<PendingRow>(
       this.pool,
@@ -125,7 +124,7 @@ export class DomainEventOutbox {
    * earlier by time then id) still unjudged comes before, leaving out the events given: those are
    * judged together. Webhooks numbered in event order wait for these.
    */
-  async olderUnjudged(events: readonly Pick<PendingEvent, 'id' | 'organizationId' | 'resourceId' | 'createdAt'>[]): Promise<Set<string>> {
+  async olderUnjudged(events: readonly Pick<UnjudgedEvent, 'id' | 'organizationId' | 'resourceId' | 'createdAt'>[]): Promise<Set<string>> {
     if (events.length === 0) return new Set();
     const ids = events.map((e) => e.id);
     const rows = await queryRows<{ id: string }>(
@@ -181,7 +180,7 @@ export class DomainEventOutbox {
 
   /**
    * Retention: drops the days of events made before `before` as whole partitions, and deletes
-   * judged events outside the day partitions (see WebhookDeliveryRepository.prune), `batch` per
+   * judged events outside the day partitions (as the webhooks' history is pruned), `batch` per
    * statement. Returns the partitions dropped and the rows deleted.
    */
   async prune(before: Date, batch: number, onDrop?: (name: string, ms: number) => void): Promise<{ partitions: string[]; rows: number }> {

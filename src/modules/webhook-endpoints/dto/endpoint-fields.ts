@@ -58,7 +58,16 @@ export const EnabledField = () => applyDecorators(ApiProperty({ type: Boolean, r
 /** The webhook types to receive, each at most once; `[]` receives none. */
 export const WebhookTypesField = (options: FieldOptions = {}) =>
   applyDecorators(
-    ApiProperty({ enum: WEBHOOK_TYPES, isArray: true, required: options.required ?? false, example: ['transaction', 'nft'] }),
+    ApiProperty({
+      enum: WEBHOOK_TYPES,
+      isArray: true,
+      required: options.required ?? false,
+      example: ['transaction', 'nft'],
+      description:
+        'The webhook types to receive, each at most once; `[]` receives none. The service sends custodialAccount, ' +
+        "nft and transaction; payment, kyc and document are reserved for the integrator's own platform and arrive " +
+        'only as test webhooks.',
+    }),
     presence(options),
     IsArray(),
     ArrayMaxSize(WEBHOOK_TYPES.length),

@@ -1,8 +1,8 @@
-import { ReceiverLimiter, receiverKey } from './receiver-limiter';
+import { InFlightLimiter } from './in-flight-limiter';
 
-describe('ReceiverLimiter', () => {
+describe('InFlightLimiter', () => {
   it('admits up to the limit per receiver and frees slots on release', () => {
-    const limiter = new ReceiverLimiter(2);
+    const limiter = new InFlightLimiter(2);
     expect(limiter.tryAcquire('a')).toBe(true);
     expect(limiter.tryAcquire('a')).toBe(true);
     expect(limiter.tryAcquire('a')).toBe(false);
@@ -13,7 +13,7 @@ describe('ReceiverLimiter', () => {
   });
 
   it('waits for a fast receiver only: the next freed slot goes to the first waiter', async () => {
-    const limiter = new ReceiverLimiter(1, { fastReceiverMs: 100, maxWaitMs: 1000 });
+    const limiter = new InFlightLimiter(1, { fastMs: 100, maxWaitMs: 1000 });
     expect(limiter.tryAcquire('a')).toBe(true);
     expect(limiter.isFast('a')).toBe(false); // nothing known yet
     limiter.release('a', 5);
@@ -28,7 +28,7 @@ describe('ReceiverLimiter', () => {
   });
 
   it('gives up waiting after maxWaitMs', async () => {
-    const limiter = new ReceiverLimiter(1, { fastReceiverMs: 100, maxWaitMs: 20 });
+    const limiter = new InFlightLimiter(1, { fastMs: 100, maxWaitMs: 20 });
     expect(limiter.tryAcquire('a')).toBe(true);
     await expect(limiter.waitForSlot('a')).resolves.toBe(false);
     limiter.release('a');
@@ -36,7 +36,7 @@ describe('ReceiverLimiter', () => {
   });
 
   it('expects a receiver holding its requests without answering to take at least that long', () => {
-    const limiter = new ReceiverLimiter(10);
+    const limiter = new InFlightLimiter(10);
     const start = Date.now();
     expect(limiter.expectedMs('a', start)).toBe(0);
     limiter.tryAcquire('a');
@@ -46,10 +46,5 @@ describe('ReceiverLimiter', () => {
     expect(limiter.expectedMs('a')).toBe(10_000);
     limiter.release('a', 10_000);
     expect(limiter.expectedMs('a', Date.now() + 60_000)).toBe(10_000); // nothing in flight: no silence to count
-  });
-
-  it('keys receivers by origin', () => {
-    expect(receiverKey('https://example.com/a?x=1')).toBe(receiverKey('https://example.com:443/b'));
-    expect(receiverKey('http://127.0.0.1:8080/a')).not.toBe(receiverKey('http://127.0.0.1:8081/a'));
   });
 });

@@ -1,11 +1,13 @@
+import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Client, type Notification } from 'pg';
-import { inSpan } from '../../../common/tracing/tracing';
-import { AppConfig } from '../../../config/app-config';
-import { DomainEventOutbox } from '../../domain-events/domain-event.outbox';
-import { BurstTracker } from './burst-tracker';
-import { BURST_THRESHOLD, WebhookJobs } from './webhook-jobs';
+import { inSpan } from '../../../../common/tracing/tracing';
+import { AppConfig } from '../../../../config/app-config';
+import { knexTransaction } from '../../../../database/raw-sql';
+import { DomainEventStore } from '../../../domain-events/domain-event.store';
+import { BurstTracker } from '../burst-tracker';
+import { BURST_THRESHOLD, WebhookJobs } from '../webhook-jobs';
 
 const BATCH_SIZE = 500;
 /** Payloads of the start-up check that notifications reach the listener (never an event's). */
@@ -51,7 +53,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly bursts = new BurstTracker(BURST_THRESHOLD);
 
   constructor(
-    private readonly outbox: DomainEventOutbox,
+    private readonly em: EntityManager,
+    private readonly events: DomainEventStore,
     private readonly config: AppConfig,
     private readonly jobs: WebhookJobs,
   ) {}
@@ -87,8 +90,15 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
+  /**
+   * Claims up to a batch of committed events not yet relayed, queues their jobs, and marks them
+   * relayed in the same transaction only once Redis took the jobs: a failed enqueue leaves them
+   * for the next pass. Returns how many were relayed.
+   */
   async relayBatch(): Promise<number> {
-    return this.outbox.relay(BATCH_SIZE, async (events) => {
+    return knexTransaction(this.em, async (trx) => {
+      const events = await this.events.claimUnrelayed(trx, BATCH_SIZE);
+      if (events.length === 0) return 0;
       const lanes = { main: [] as string[], bulk: [] as string[] };
       for (const event of interleaveByOrganization(events)) lanes[this.bursts.lane(event.organizationId)].push(event.id);
       // One span per batch moved, linked to the trace of each request that wrote one of its events.
@@ -97,6 +107,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         { kind: 'producer', links: events.map((e) => e.traceparent), attributes: { 'outbox.events': events.length } },
         () => this.jobs.addRelayed(lanes),
       );
+      await this.events.markRelayed(
+        trx,
+        events.map((e) => e.id),
+        new Date(),
+      );
+      return events.length;
     });
   }
 
@@ -153,7 +169,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       timer.unref();
     });
     try {
-      await this.outbox.announce(payload);
+      await this.events.announce(payload);
     } catch {
       clearTimeout(timer);
       client.off('notification', onNotification!);

@@ -16,4 +16,4 @@ import { WebhookEndpointsService } from './webhook-endpoints.service';
   providers: [WebhookConfigService, WebhookEndpointsService, DeliveryTargetReader, PreviousSecretCleanup],
   exports: [WebhookEndpointsService, DeliveryTargetReader],
 })
-export class WebhookConfigModule {}
+export class WebhookEndpointsModule {}
