@@ -12,6 +12,8 @@ import { ChainMovement, ChainMovementsService } from '../src/modules/transaction
 import { Balance } from '../src/modules/transactions/balance.entity';
 import { Wallet } from '../src/modules/wallets/wallet.entity';
 import { WalletsService } from '../src/modules/wallets/wallets.service';
+import { SpamInbox } from '../src/modules/spam/spam-inbox';
+import { SpamRepository } from '../src/modules/spam/spam.repository';
 
 const WALLETS = 1000;
 const MOVEMENTS = 10_000;
@@ -49,6 +51,7 @@ export async function chainLedgerScenario(ctx: {
       new WalletsService(em, em.getRepository(Wallet), events),
       events,
       em.getRepository(Balance),
+      new SpamInbox(new SpamRepository(em)),
     );
     const contract = `0x${'ab'.repeat(20)}`;
     const at = (block: number) => new Date(Date.UTC(2026, 10, 1) + block * 2000);

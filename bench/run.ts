@@ -12,10 +12,11 @@
  * REDIS_URL, BENCH_PROFILE=1 (statements and Redis commands per webhook of each burst; needs
  * pg_stat_statements in shared_preload_libraries and a Redis of the bench's own), BENCH_ROUNDS (3), BENCH_DURATION_S (6), BENCH_CONNECTIONS (10), BENCH_EVENTS (20000),
  * BENCH_STEADY_RATE (200), BENCH_STEADY_S (15), BENCH_SCALE_OUT_CYCLES (2), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir>,
- * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,chainLedger,writes,webhooks,fanOut,fairness;
+ * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,walletTransfers,chainLedger,writes,webhooks,fanOut,fairness;
  * fanOut needs webhooks).
  * balancesAsOf: balances pages at a past instant of a wallet of 10,000 NFTs with 100,000 movements
- * (bench/balances-as-of.ts); chainLedger: recording and reverting 10,000 chain movements
+ * (bench/balances-as-of.ts); walletTransfers: activity feed pages of a wallet with 100,000 movements
+ * (bench/wallet-transfers.ts); chainLedger: recording and reverting 10,000 chain movements
  * (bench/chain-ledger.ts); fairness: a healthy organization's commit-to-receipt p99 while a noisy
  * one's 8 endpoints answer after BENCH_FAIRNESS_SLOW_MS (10000) with 800 webhooks queued, one worker
  * and two. The service tuning variables WEBHOOK_CONCURRENCY, WEBHOOK_PER_RECEIVER_CONCURRENCY,
@@ -43,6 +44,7 @@ import { fixedRateReads, RequestPathHarness, requestCounts, requestPathGoals, re
 import { CpuMeter, measureCpu, WorkProfile } from './webhook-cpu';
 import { balancesAsOfScenario } from './balances-as-of';
 import { chainLedgerScenario } from './chain-ledger';
+import { walletTransfersScenario } from './wallet-transfers';
 
 const ROOT = resolve(__dirname, '..');
 const env = process.env;
@@ -54,7 +56,8 @@ const STEADY_RATE = Number(env.BENCH_STEADY_RATE ?? 200);
 const STEADY_S = Number(env.BENCH_STEADY_S ?? 15);
 const ONLY = new Set(
   (
-    env.BENCH_ONLY ?? 'readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,chainLedger,writes,webhooks,fanOut,fairness'
+    env.BENCH_ONLY ??
+    'readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,walletTransfers,chainLedger,writes,webhooks,fanOut,fairness'
   ).split(','),
 );
 const wants = (name: string) => ONLY.has(name);
@@ -704,6 +707,18 @@ async function main(): Promise<void> {
         key: data.readOrg.key,
         organizationId: data.readOrg.id,
         createWallet: async () => (await api<{ id: string }>(service, 'POST', '/v1/wallets', data.readOrg.key, { name: 'as of' })).id,
+        contractSql: (n) => contractSql(`((${n}) % ${CONTRACTS}) + 1`),
+        load,
+        log,
+      });
+    }
+    if (wants('walletTransfers')) {
+      result.walletTransfers = await walletTransfersScenario({
+        db,
+        serviceUrl: service.url,
+        key: data.readOrg.key,
+        organizationId: data.readOrg.id,
+        createWallet: async () => (await api<{ id: string }>(service, 'POST', '/v1/wallets', data.readOrg.key, { name: 'feed' })).id,
         contractSql: (n) => contractSql(`((${n}) % ${CONTRACTS}) + 1`),
         load,
         log,

@@ -18,6 +18,7 @@ import { MediaModule } from './modules/media/media.module';
 import { OrganizationsModule } from './modules/organizations/organizations.module';
 import { OrganizationsService } from './modules/organizations/organizations.service';
 import { PortalModule } from './modules/portal/portal.module';
+import { SpamModule } from './modules/spam/spam.module';
 import { TokensModule } from './modules/tokens/tokens.module';
 import { TransactionsModule } from './modules/transactions/transactions.module';
 import { WalletsModule } from './modules/wallets/wallets.module';
@@ -60,6 +61,7 @@ export class AppModule {
         RateLimitModule.forRoot({ imports: [OrganizationsModule], lookup: OrganizationsService }),
         PortalModule,
         ChainModule,
+        SpamModule,
         ...INSTALLED_EXTENSIONS,
         ...(options.extensions ?? []),
       ],

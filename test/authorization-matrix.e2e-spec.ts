@@ -25,10 +25,15 @@ function expectedFor(access: Access, route: AppRoute, caller: Caller): Expected 
   if (access.kind === 'operator') return caller.name === 'operator key' ? { kind: 'allowed' } : { kind: 'status', status: 401 };
   if (!('roles' in caller)) return { kind: 'status', status: 401 };
   if (!mayCall(caller.roles, access.role, route.method)) return { kind: 'status', status: 403 };
-  // Another organization's objects do not exist for this key.
-  if (caller.name === "another organization's admin key" && route.params.length > 0) return { kind: 'status', status: 404 };
+  // Another organization's objects do not exist for this key (a spam override's path names a chain contract, anyone's).
+  if (caller.name === "another organization's admin key" && route.params.length > 0 && !NAMES_NO_OBJECT.has(describeRoute(route))) {
+    return { kind: 'status', status: 404 };
+  }
   return { kind: 'allowed' };
 }
+
+/** Routes whose path parameters name no organization's object: another organization may call them as its own. */
+const NAMES_NO_OBJECT = new Set(['PUT /api/organization/v1/current-organization/spam-overrides/:chainId/:contractAddress']);
 
 const CODES: Record<number, string[]> = { 401: ['UNAUTHENTICATED', 'INVALID_API_KEY'], 403: ['FORBIDDEN'] };
 
@@ -39,6 +44,12 @@ const PAST_ACCESS: Record<string, { status: number; code: string }> = {
   // A thumbnail link's signature is its only credential, the same for every caller: without one
   // (the matrix sends the path alone) it is refused whatever key comes with it.
   'GET /v1/media/:sha256/:file': { status: 403, code: 'MEDIA_LINK_INVALID' },
+  // The matrix's app follows no chain: an override names an unknown one, and so none exists to delete.
+  'PUT /api/organization/v1/current-organization/spam-overrides/:chainId/:contractAddress': { status: 422, code: 'UNKNOWN_CHAIN' },
+  'DELETE /api/organization/v1/current-organization/spam-overrides/:chainId/:contractAddress': {
+    status: 404,
+    code: 'SPAM_OVERRIDE_NOT_FOUND',
+  },
 };
 
 describe('authorization matrix over every route', () => {

@@ -72,6 +72,7 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
       'metadataError',
       'metadataStatus',
       'organizationId',
+      'spam',
     ]);
     expect(item.token).toEqual({
       id: token.id,
@@ -96,6 +97,8 @@ describe('GET /v2/wallets/{walletId}/nft-balances', () => {
       },
       // This process (ROLE=api) fetches no image: it stays pending (test/media.e2e-spec.ts).
       media: { status: 'pending', error: null, width: null, height: null, contentType: null, sha256: null, thumbnails: null },
+      // Recorded through the API: no chain, so no spam classification.
+      spam: null,
     });
     expect(Object.keys(item.token.metadata).sort()).toEqual([...METADATA_KEYS].sort());
     const detail = await t.http().get(`/v1/tokens/${token.id}`).set(api.auth).expect(200);

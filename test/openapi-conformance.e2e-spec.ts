@@ -187,7 +187,8 @@ describe('OpenAPI conformance through a validating proxy', () => {
         }
         if (schema.pattern === EVM_ADDRESS_PATTERN) {
           cases.push({ kind: 'bad address', op, params: { [name]: '0x1234' }, expectStatus: 400 });
-          cases.push({ kind: 'unknown id', op, params: { [name]: `0x${'0'.repeat(39)}1` }, expectStatus: 404 });
+          // A PUT sets what its path names: an address nobody used is not unknown to it.
+          if (op.method !== 'put') cases.push({ kind: 'unknown id', op, params: { [name]: `0x${'0'.repeat(39)}1` }, expectStatus: 404 });
         }
         continue;
       }

@@ -69,6 +69,7 @@ describe('tokens: POST /v1/tokens, GET /v1/tokens/{tokenId}, PATCH /v1/tokens/{t
         'metadataError',
         'metadataStatus',
         'organizationId',
+        'spam',
       ]);
       expect(res.body).toEqual(expect.objectContaining({ chainId: null, metadataStatus: 'ok', metadataError: null }));
       expect(res.body.id).toMatch(UUID_V7);

@@ -64,6 +64,8 @@ export async function createOrgFixture(t: TestApp, receiver: TestReceiver): Prom
       // A thumbnail's path (its link's query, the signature, is what the matrix leaves out).
       sha256: 'ab'.repeat(32),
       file: '256.webp',
+      // A chain id names no organization's object; the fixture's app follows no chain (spam overrides answer UNKNOWN_CHAIN).
+      chainId: '987654321',
     },
   };
 }
@@ -85,6 +87,7 @@ export function sampleBody(method: string, path: string, params: Record<string, 
     'POST /api/organization/v1/current-organization/webhooks/replay': () => ({ since: new Date(Date.now() - 60_000).toISOString() }),
     'PATCH /api/organization/v1/current-organization/webhook-config': () => ({}),
     'PATCH /api/organization/v1/current-organization/nft-whitelist': () => ({ enabled: false }),
+    'PUT /api/organization/v1/current-organization/spam-overrides/:chainId/:contractAddress': () => ({ isSpam: true }),
     'POST /api/organization/v1/current-organization/nft-whitelist/contracts': () => ({ contractAddresses: [newAddress()] }),
     // Off, so that the endpoints a suite adds receive nothing.
     'POST /api/organization/v1/current-organization/webhook-endpoints': () => ({

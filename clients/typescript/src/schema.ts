@@ -372,6 +372,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/wallets/{walletId}/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A wallet's activity: every movement it sent or received, newest first
+         * @description API and chain movements of any status, each exactly as GET /v1/transactions/{id} answers it, newest first by (createdAtUtc, id). A movement of a block a reorg replaced stays with status `reverted`. With the whitelist on, movements of contracts not on it are absent. Pages never skip or repeat a movement while others are recorded.
+         */
+        get: operations["getWalletTransfers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/wallets/{walletId}/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A wallet's holdings grouped by collection (chain and contract)
+         * @description One item per (chainId, contractAddress) of the holdings exactly as nft-balances (with the same asOf) lists them: tokenCount tokens held, totalAmount their sum, the contract’s name() and symbol() read once from the chain, its standard and spam classification. Ordered by lowercase contractAddress, then chainId (null first). With the whitelist on, contracts not on it are absent.
+         */
+        get: operations["getWalletCollections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organization/v1/current-organization/webhooks/stats": {
         parameters: {
             query?: never;
@@ -694,6 +734,44 @@ export interface paths {
          */
         post: operations["syncWallet"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organization/v1/current-organization/spam-overrides": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's spam overrides, one page */
+        get: operations["listSpamOverrides"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organization/v1/current-organization/spam-overrides/{chainId}/{contractAddress}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Decide whether a contract is spam for this organization (its tokens' spam.source becomes organization)
+         * @description Any contract of a followed chain, seen or not. Holders of its tokens in this organization get the `nft` `update` webhook with `changes: {spam}` per token whose spam changed. `reasons` still lists the rules that fired.
+         */
+        put: operations["putSpamOverride"];
+        post?: never;
+        /** Remove the organization's override: the rules decide again */
+        delete: operations["deleteSpamOverride"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1216,6 +1294,17 @@ export interface components {
             /** @description Signed links, valid 24 h, on the origin the request came to; no API key needed (an <img> can load them). */
             thumbnails: components["schemas"]["ThumbnailLinksDto"] | null;
         };
+        SpamDto: {
+            /** @description The organization's override when it set one, else whether any rule fired. */
+            isSpam: boolean;
+            /** @description The rules that fired, in this order: `massAirdrop` (one chain transaction moved the contract’s tokens to 50 or more distinct recipients besides its sender and the zero address), `lureMetadata` (a token’s name and description hold a URL and a word such as claim, reward, airdrop, visit, redeem or voucher). Listed even when an override decides isSpam. */
+            reasons: ("massAirdrop" | "lureMetadata")[];
+            /**
+             * @description `organization` when the organization’s override decides isSpam, else `rules`.
+             * @enum {string}
+             */
+            source: "rules" | "organization";
+        };
         TokenDto: {
             /** Format: uuid */
             id: string;
@@ -1246,6 +1335,8 @@ export interface components {
             metadata: components["schemas"]["TokenMetadataDto"];
             /** @description The image named by `metadata.image`, fetched by the service, with thumbnails it serves itself (docs/IMAGES.md "Images"). */
             media: components["schemas"]["TokenMediaDto"];
+            /** @description Its contract’s spam classification (docs/API.md "Activity, collections and spam"); null for tokens recorded through the API. */
+            spam: components["schemas"]["SpamDto"] | null;
         };
         UpdateTokenRequestDto: {
             /** @description Fields to change; absent fields are kept, null clears. */
@@ -1385,6 +1476,45 @@ export interface components {
         };
         NftBalancesPageDto: {
             nftTokenBalances: components["schemas"]["NftTokenBalanceDto"][];
+            /** @description Key of the next page; null on the last page. */
+            nextPageKey: string | null;
+        };
+        WalletTransfersPageDto: {
+            /** @description Newest first by (createdAtUtc, id); each exactly as GET /v1/transactions/{id} answers it. */
+            transfers: components["schemas"]["TransactionDto"][];
+            /** @description Key of the next page; null on the last page. */
+            nextPageKey: string | null;
+        };
+        CollectionDto: {
+            /** @description The chain of its tokens; null for tokens recorded through the API. */
+            chainId: number | null;
+            /**
+             * @description EIP-55 checksum form.
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            contractAddress: string;
+            /** @description The contract's name(), read once; null when the call fails or for API tokens. */
+            name: string | null;
+            /** @description The contract's symbol(), read once; null when the call fails or for API tokens. */
+            symbol: string | null;
+            /**
+             * @description null for tokens recorded through the API.
+             * @enum {string|null}
+             */
+            standard: "erc721" | "erc1155" | null;
+            /** @description How many of its tokens the wallet holds. */
+            tokenCount: number;
+            /**
+             * @description Decimal string: the sum of the amounts held.
+             * @example 3
+             */
+            totalAmount: string;
+            /** @description The contract’s spam classification; null for API tokens. */
+            spam: components["schemas"]["SpamDto"] | null;
+        };
+        WalletCollectionsPageDto: {
+            /** @description Ordered by lowercase contractAddress, then chainId (null first). */
+            collections: components["schemas"]["CollectionDto"][];
             /** @description Key of the next page; null on the last page. */
             nextPageKey: string | null;
         };
@@ -2162,6 +2292,26 @@ export interface components {
             recordedTransactions: number;
             /** @example 2026-11-25T01:25:42.123000+00:00 */
             createdAtUtc: string;
+        };
+        SpamOverrideDto: {
+            /** @example 1 */
+            chainId: number;
+            /**
+             * @description EIP-55 checksum form.
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            contractAddress: string;
+            isSpam: boolean;
+        };
+        SpamOverridesPageDto: {
+            /** @description Ordered by chainId, then lowercase contractAddress. */
+            spamOverrides: components["schemas"]["SpamOverrideDto"][];
+            /** @description Key of the next page; null on the last page. */
+            nextPageKey: string | null;
+        };
+        PutSpamOverrideRequestDto: {
+            /** @description The organization's verdict: its tokens of this contract show this isSpam, with source `organization`. */
+            isSpam: boolean;
         };
         ProblemDetails: {
             /** @description `/problems/` and the code in kebab case. */
@@ -4569,6 +4719,8 @@ export interface operations {
                 contractAddress?: string[];
                 /** @description Holdings at this instant instead of now: ISO 8601 with seconds and an offset (encode `+` as `%2B`). Read from the movement ledger: API movements count from their createdAtUtc, chain movements from their block time, reverted ones never; a movement at exactly asOf counts. Same shape, paging and whitelist as without it. */
                 asOf?: string;
+                /** @description `exclude` leaves out tokens whose `spam.isSpam` is true, `only` keeps only those (a token with `spam: null` is not spam); `include` (the default) filters nothing. */
+                spam?: "include" | "exclude" | "only";
             };
             header?: never;
             path: {
@@ -4584,6 +4736,214 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NftBalancesPageDto"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a bad query parameter (e.g. asOf without an offset). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description WALLET_NOT_FOUND: unknown, or another organization’s. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getWalletTransfers: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                pageSize?: number;
+                /** @description Opaque key from the previous page's `nextPageKey`. */
+                pageKey?: string;
+                /** @description Only movements of these types: a comma-separated list of nftMint, nftTransfer, nftBurn, nftDeposit, nftWithdrawal (at least one). */
+                types?: string;
+                /** @description Only movements of tokens of these contracts; repeat the parameter for several (at most 100). */
+                contractAddress?: string[];
+                /** @description Only chain movements of this chain. */
+                chainId?: number;
+                /** @description Only movements at or after this instant (createdAtUtc; block time for chain movements). ISO 8601 with an offset; encode `+` as `%2B`. */
+                since?: string;
+                /** @description Only movements before this instant (exclusive). ISO 8601 with an offset; encode `+` as `%2B`. */
+                until?: string;
+                /** @description Only movements with this status (default both). */
+                status?: "confirmed" | "reverted";
+                /** @description `exclude` leaves out movements of tokens whose `spam.isSpam` is true, `only` keeps only those (a token with `spam: null` is not spam). */
+                spam?: "include" | "exclude" | "only";
+            };
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletTransfersPageDto"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed filter (unknown type, a date without an offset, ...). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description WALLET_NOT_FOUND: unknown, or another organization’s. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getWalletCollections: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 1000. */
+                pageSize?: number;
+                /** @description Opaque key from the previous page's `nextPageKey`. */
+                pageKey?: string;
+                /** @description Holdings at this instant, exactly as nft-balances with the same asOf lists them. ISO 8601 with an offset; encode `+` as `%2B`. */
+                asOf?: string;
+                /** @description `exclude` leaves out spam collections, `only` keeps only them (API-recorded tokens are not spam). */
+                spam?: "include" | "exclude" | "only";
+            };
+            header?: never;
+            path: {
+                walletId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletCollectionsPageDto"];
                 };
             };
             /** @description VALIDATION_FAILED: a bad query parameter (e.g. asOf without an offset). */
@@ -6832,6 +7192,306 @@ export interface operations {
             };
             /** @description UNKNOWN_CHAIN: not a followed chain; WALLET_HAS_NO_ADDRESS (or the zero address); SYNC_RANGE_TOO_LARGE: more than 1,000,000 blocks; SYNC_LIMIT_REACHED: the organization has 5 open (pending or running) syncs; nothing is created. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listSpamOverrides: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 1000. */
+                pageSize?: number;
+                /** @description Opaque key from the previous page's `nextPageKey`. */
+                pageKey?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpamOverridesPageDto"];
+                };
+            };
+            /** @description Bad Request: VALIDATION_FAILED, INVALID_PAGE_KEY. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    putSpamOverride: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A chain the service follows. */
+                chainId: number;
+                /** @description Lowercase, uppercase hex or EIP-55. */
+                contractAddress: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutSpamOverrideRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpamOverrideDto"];
+                };
+            };
+            /** @description VALIDATION_FAILED (a non-integer chainId, a non-boolean isSpam) or INVALID_ADDRESS. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Not Found: CONTRACT_NOT_WHITELISTED, SPAM_OVERRIDE_NOT_FOUND. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unsupported Media Type: UNSUPPORTED_MEDIA_TYPE. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description UNKNOWN_CHAIN: not a chain the service follows. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    deleteSpamOverride: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A chain the service follows. */
+                chainId: number;
+                /** @description Lowercase, uppercase hex or EIP-55. */
+                contractAddress: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_FAILED (a non-integer chainId) or INVALID_ADDRESS. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description SPAM_OVERRIDE_NOT_FOUND: the organization has no override for it. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -154,6 +154,12 @@ export const ERROR_CATALOGUE = {
     meaning: 'The contract is not on the whitelist.',
     documentedOn: ['path:contractAddress'],
   },
+  SPAM_OVERRIDE_NOT_FOUND: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The organization has no spam override for this chain and contract.',
+    documentedOn: ['path:chainId'],
+  },
   WEBHOOK_NOT_FOUND: {
     status: 404,
     title: 'Not Found',

@@ -3,6 +3,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import { queryRows } from '../../database/raw-sql';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
+import { SpamInbox } from '../spam/spam-inbox';
 import type { MediaStatus } from '../media/media.rules';
 import { MediaService } from '../media/media.service';
 import { applyMetadataPatch, METADATA_FIELDS, TokenMetadata, TokenMetadataInput } from './token-metadata.rules';
@@ -63,6 +64,7 @@ export class TokenMetadataSyncService {
     private readonly tokens: TokensService,
     private readonly events: DomainEventPublisher,
     private readonly media: MediaService,
+    private readonly spam: SpamInbox,
   ) {}
 
   /**
@@ -225,6 +227,14 @@ export class TokenMetadataSyncService {
           organizationId: token.organizationId,
           contractAddress: token.contractAddress,
           image: token.image,
+        });
+      }
+      if (token.chainId !== null) {
+        await this.spam.tokenMetadataRead(em, {
+          chainId: token.chainId,
+          contractAddress: token.contractAddress,
+          name: token.name,
+          description: token.description,
         });
       }
       if (Object.keys(changes).length > 0) {

@@ -5,9 +5,10 @@ describe('token rows', () => {
     const sql = tokenColumnsSql('t', 'tk_');
     expect(sql).toContain('t."contract_address" as "tk_contractAddress"');
     expect(sql).toContain('t."creator_external_page_url" as "tk_creatorExternalPageUrl"');
-    // Eighteen columns and the media (a sub-select, itself holding commas).
-    expect(sql.match(/ as "tk_[A-Za-z]+"/g)).toHaveLength(19);
+    // Eighteen columns, the media and the spam classification (sub-selects, themselves holding commas).
+    expect(sql.match(/ as "tk_[A-Za-z]+"/g)).toHaveLength(20);
     expect(sql).toContain(' as "tk_media"');
+    expect(sql).toContain(' as "tk_spam"');
 
     const view = tokenViewFromRow(
       {
@@ -21,6 +22,7 @@ describe('token rows', () => {
         tk_name: 'N',
         tk_editionId: '7',
         tk_totalEdition: null,
+        tk_spam: { rules: { massAirdrop: true, lureMetadata: false }, override: null },
       },
       'tk_',
     );
@@ -36,6 +38,7 @@ describe('token rows', () => {
       description: null,
       image: null,
       media: { status: 'none', contentType: null, error: null, height: null, sha256: null, width: null },
+      spam: { isSpam: true, reasons: ['massAirdrop'], source: 'rules' },
       animationUrl: null,
       externalUrl: null,
       backgroundColor: null,

@@ -1,4 +1,6 @@
 import type { MediaState } from '../media/media.rules';
+import { spamViewFromColumn, tokenSpamColumnSql } from '../spam/spam-filter';
+import type { SpamView } from '../spam/spam.rules';
 import { mediaStateFromColumn, tokenMediaColumnSql } from '../media/token-media.view';
 import { whitelistVisibleSql } from '../whitelist/whitelist-filter';
 import { METADATA_FIELDS, MetadataField, TokenMetadata } from './token-metadata.rules';
@@ -19,9 +21,11 @@ export interface TokenView extends TokenMetadata {
   metadataError: string | null;
   /** The image's fetch and thumbnails (docs/IMAGES.md "Images"). */
   media: MediaState;
+  /** Its contract's spam classification as the organization sees it; null for tokens recorded through the API. */
+  spam: SpamView | null;
 }
 
-type ColumnField = Exclude<keyof TokenView, 'media'>;
+type ColumnField = Exclude<keyof TokenView, 'media' | 'spam'>;
 
 const COLUMNS: Record<ColumnField, string> = {
   id: 'id',
@@ -47,14 +51,14 @@ const COLUMNS: Record<ColumnField, string> = {
 const SAFE_IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
 /**
- * The select list of a token, each column aliased `<prefix><field>`, its media as one more
- * (the media module's, read by index probe in the same statement).
+ * The select list of a token, each column aliased `<prefix><field>`, its media and its spam
+ * classification as two more (the media and spam modules', read by index probe in the same statement).
  * @param alias SQL alias of the `token` table in the caller's query (a trusted identifier).
  */
 export function tokenColumnsSql(alias: string, prefix: string): string {
   if (!SAFE_IDENTIFIER.test(alias) || !SAFE_IDENTIFIER.test(prefix)) throw new Error('unsafe SQL identifier');
   const columns = (Object.keys(COLUMNS) as ColumnField[]).map((field) => `${alias}."${COLUMNS[field]}" as "${prefix}${field}"`);
-  return [...columns, `${tokenMediaColumnSql(alias)} as "${prefix}media"`].join(', ');
+  return [...columns, `${tokenMediaColumnSql(alias)} as "${prefix}media"`, `${tokenSpamColumnSql(alias)} as "${prefix}spam"`].join(', ');
 }
 
 const SAFE_COLUMN = /^[a-z_][a-z0-9_]*\."[a-z_][a-z0-9_]*"$/;
@@ -98,6 +102,7 @@ export function tokenViewFromRow(row: Record<string, unknown>, prefix: string): 
     metadataError: value('metadataError') ?? null,
   } as TokenView;
   view.media = mediaStateFromColumn((value('image') as string | null | undefined) ?? null, row[`${prefix}media`]);
+  view.spam = view.chainId === null ? null : spamViewFromColumn(row[`${prefix}spam`]);
   for (const field of METADATA_FIELDS) {
     const raw = value(field);
     (view as unknown as Record<string, unknown>)[field] =

@@ -14,6 +14,8 @@ import { queryRows } from '../../database/raw-sql';
 import { ExistingToken, TokenRepository } from './token.repository';
 import type { TokenView } from './token.view';
 import type { MediaState } from '../media/media.rules';
+import { spamViewFromColumn, tokenSpamColumnSql } from '../spam/spam-filter';
+import type { SpamView } from '../spam/spam.rules';
 import { tokenCreated, tokenUpdated } from '../domain-events/domain-event.catalogue';
 
 /** A token as a chain names it, within one organization. */
@@ -63,7 +65,7 @@ export class TokensService {
       }
       throw error;
     }
-    return { ...viewOf(token), media };
+    return { ...viewOf(token), media, spam: null };
   }
 
   /** Reads apply the whitelist: a hidden token answers exactly like an unknown one. */
@@ -84,14 +86,16 @@ export class TokensService {
       const token = await em.findOne(Token, { organizationId, id: tokenId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!token) throw tokenNotFound(tokenId);
       const { next, changes } = applyMetadataPatch(metadataOf(token), metadataInput(patch));
-      if (Object.keys(changes).length === 0) return { ...viewOf(token), media: await this.media.stateOf(em, token) };
+      if (Object.keys(changes).length === 0) {
+        return { ...viewOf(token), media: await this.media.stateOf(em, token), spam: await spamOf(em, token) };
+      }
       Object.assign(token, next);
       const media =
         'image' in changes
           ? await this.media.imageChanged(em, { id: token.id, organizationId, contractAddress: token.contractAddress, image: token.image })
           : await this.media.stateOf(em, token);
       this.events.publish(em, organizationId, tokenUpdated(token, changes));
-      return { ...viewOf(token), media };
+      return { ...viewOf(token), media, spam: await spamOf(em, token) };
     });
   }
 
@@ -164,6 +168,26 @@ export class TokensService {
     return (await this.ensureChainTokensReporting(em, keys)).tokens;
   }
 
+  /**
+   * Every organization's tokens of one chain contract (id and organization), read on `em`: the
+   * spam module tells each holder organization about a change of the contract's classification.
+   */
+  async chainTokensOf(
+    em: EntityManager,
+    chainId: number,
+    contractAddress: string,
+    organizationId?: string,
+  ): Promise<{ id: string; organizationId: string }[]> {
+    const rows = await queryRows<{ id: string; organization_id: string }>(
+      em,
+      `select t."id", t."organization_id" from "token" t
+        where t."chain_id" = ? and t."contract_address" = ? ${organizationId === undefined ? '' : 'and t."organization_id" = ?'}
+        order by t."organization_id", t."id"`,
+      organizationId === undefined ? [chainId, contractAddress] : [chainId, contractAddress, organizationId],
+    );
+    return rows.map((row) => ({ id: row.id, organizationId: row.organization_id }));
+  }
+
   /** ensureChainTokens, also telling which tokens it created. */
   async ensureChainTokensReporting(em: EntityManager, keys: ChainTokenKey[]): Promise<{ tokens: Map<string, string>; created: string[] }> {
     const unique = [...new Map(keys.map((k) => [chainTokenKey(k), k])).values()];
@@ -209,8 +233,17 @@ export class TokensService {
   }
 }
 
-/** A token entity as a read shows it, its media aside. */
-function viewOf(token: Token): Omit<TokenView, 'media'> {
+/** A token's spam classification as its organization sees it (null for API tokens), read on `em`. */
+async function spamOf(em: EntityManager, token: Token): Promise<SpamView | null> {
+  if (token.chainId === null) return null;
+  const [row] = await queryRows<{ spam: unknown }>(em, `select ${tokenSpamColumnSql('t')} as "spam" from "token" t where t."id" = ?`, [
+    token.id,
+  ]);
+  return spamViewFromColumn(row?.spam);
+}
+
+/** A token entity as a read shows it, its media and spam aside. */
+function viewOf(token: Token): Omit<TokenView, 'media' | 'spam'> {
   return {
     ...metadataOf(token),
     id: token.id,

@@ -1,6 +1,7 @@
 import { tokenColumnsSql, tokenJoinSql, TokenView, tokenViewFromRow } from '../tokens/token.view';
 import { walletOfOrganizationSql } from '../wallets/wallet.view';
 import { whitelistVisibleForSql } from '../whitelist/whitelist-filter';
+import { spamFilterSql, type SpamFilter } from '../spam/spam-filter';
 
 /**
  * The balances page as SQL. The wallet, the token and the whitelist are other modules' tables:
@@ -20,6 +21,8 @@ export interface WalletPageQuery {
   walletId: string;
   afterTokenId: string | null;
   contractAddresses: string[] | null;
+  /** The `spam` filter; include or absent filters nothing. */
+  spam?: SpamFilter;
   limit: number;
 }
 
@@ -28,6 +31,12 @@ function contractCondition(contractAddresses: string[] | null, params: unknown[]
   if (contractAddresses === null || contractAddresses.length === 0) return '';
   params.push(...contractAddresses);
   return `and t."contract_address" in (${contractAddresses.map(() => '?').join(', ')})`;
+}
+
+/** The page's spam filter on the token `t`, as the wallet's organization sees it (empty for include). */
+function spamCondition(filter: SpamFilter | undefined): string {
+  const condition = spamFilterSql(filter, 't', 'w."organization_id"');
+  return condition === null ? '' : `and ${condition}`;
 }
 
 /**
@@ -51,6 +60,7 @@ export function walletPageSql(query: WalletPageQuery): { sql: string; params: un
     params.push(query.afterTokenId);
   }
   conditions.push(contractCondition(query.contractAddresses, params));
+  conditions.push(spamCondition(query.spam));
   params.push(query.limit);
   const sql = `select w."id" as "walletId", p.*
        from ${WALLET}
@@ -88,7 +98,7 @@ export function walletPageAsOfSql(query: WalletPageQuery & { asOf: string }): { 
     params.push(query.afterTokenId);
   }
   params.push(query.walletId, query.asOf, query.walletId, query.asOf, query.walletId, query.asOf);
-  const conditions = [contractCondition(query.contractAddresses, params)];
+  const conditions = [contractCondition(query.contractAddresses, params), spamCondition(query.spam)];
   params.push(query.limit);
   const sql = `select w."id" as "walletId", p.*
        from ${WALLET}

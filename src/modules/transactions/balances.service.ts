@@ -5,6 +5,7 @@ import { Page, toPage } from '../../common/pagination/page-query.dto';
 import { walletNotFound } from '../wallets/wallets.service';
 import { badRequest } from '../../common/errors/domain-error';
 import { parseAsOf } from './as-of.rules';
+import type { SpamFilter } from '../spam/spam-filter';
 import { BalanceRepository, HeldToken } from './balance.repository';
 
 @Injectable()
@@ -15,7 +16,7 @@ export class BalancesService {
   async walletBalances(
     organizationId: string,
     walletId: string,
-    query: { pageSize: number; pageKey?: string; contractAddress?: string[]; asOf?: string },
+    query: { pageSize: number; pageKey?: string; contractAddress?: string[]; asOf?: string; spam?: SpamFilter },
   ): Promise<Page<HeldToken>> {
     const asOf = query.asOf === undefined ? null : parseAsOf(query.asOf);
     if (query.asOf !== undefined && asOf === null) {
@@ -27,7 +28,7 @@ export class BalancesService {
     const contractAddresses = query.contractAddress
       ? [...new Set(query.contractAddress.map((address) => parseAddress(address, 'contractAddress')))]
       : null;
-    const page = { organizationId, walletId, afterTokenId, contractAddresses, limit: query.pageSize + 1 };
+    const page = { organizationId, walletId, afterTokenId, contractAddresses, spam: query.spam, limit: query.pageSize + 1 };
     // Without asOf the current balances answer; with it, the movement ledger at that instant.
     const rows = asOf === null ? await this.balances.walletPage(page) : await this.balances.walletPageAsOf({ ...page, asOf });
     if (rows === null) throw walletNotFound(walletId);

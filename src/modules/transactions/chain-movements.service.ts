@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
 import { queryRows } from '../../database/raw-sql';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
+import { SpamInbox } from '../spam/spam-inbox';
 import { ChainTokenKey, chainTokenKey, TokensService } from '../tokens/tokens.service';
 import { WalletsService } from '../wallets/wallets.service';
 import { BalanceRepository } from './balance.repository';
@@ -44,6 +45,7 @@ export class ChainMovementsService {
     private readonly wallets: WalletsService,
     private readonly events: DomainEventPublisher,
     private readonly balances: BalanceRepository,
+    private readonly spam: SpamInbox,
   ) {}
 
   /**
@@ -139,6 +141,11 @@ export class ChainMovementsService {
       return { walletId, tokenId: tokens.get(tokenRef)!, organizationId: tokenRef.slice(0, tokenRef.indexOf('/')), delta };
     });
     await this.balances.applyChanges(em, deltas, lockedAmounts);
+    // Every transaction whose movements the service records has its whole receipt judged for spam.
+    await this.spam.transactionsRecorded(
+      em,
+      rows.map((r) => ({ chainId: r.movement.chainId, transactionHash: r.movement.transactionHash })),
+    );
 
     for (const [organizationId, orgRows] of groupBy(rows, (r) => r.organizationId)) {
       await this.events.publishMany(

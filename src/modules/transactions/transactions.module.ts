@@ -2,6 +2,7 @@ import { MikroOrmModule } from '@mikro-orm/nestjs';
 import { Module } from '@nestjs/common';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { MediaModule } from '../media/media.module';
+import { SpamInboxModule } from '../spam/spam-inbox.module';
 import { TokensModule } from '../tokens/tokens.module';
 import { WalletsModule } from '../wallets/wallets.module';
 import { Balance } from './balance.entity';
@@ -13,6 +14,10 @@ import { IdempotencyKeyPurger } from './idempotency-key.purger';
 import { NftTransaction } from './nft-transaction.entity';
 import { TransactionsController } from './transactions.controller';
 import { TransactionsService } from './transactions.service';
+import { WalletCollectionsController } from './wallet-collections.controller';
+import { WalletCollectionsService } from './wallet-collections.service';
+import { WalletTransfersController } from './wallet-transfers.controller';
+import { WalletTransfersService } from './wallet-transfers.service';
 
 @Module({
   imports: [
@@ -21,9 +26,17 @@ import { TransactionsService } from './transactions.service';
     TokensModule,
     WalletsModule,
     MediaModule,
+    SpamInboxModule,
   ],
-  controllers: [TransactionsController, BalancesController],
-  providers: [TransactionsService, BalancesService, IdempotencyKeyPurger, ChainMovementsService],
+  controllers: [TransactionsController, BalancesController, WalletTransfersController, WalletCollectionsController],
+  providers: [
+    TransactionsService,
+    BalancesService,
+    IdempotencyKeyPurger,
+    ChainMovementsService,
+    WalletTransfersService,
+    WalletCollectionsService,
+  ],
   exports: [ChainMovementsService],
 })
 export class TransactionsModule {}

@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { toChecksumAddress } from '../../../common/evm-address';
 import { TokenMediaDto } from '../../media/dto/token-media.response.dto';
 import type { MediaLinks } from '../../media/media-links';
+import { SpamDto } from '../../spam/dto/spam.response.dto';
 import type { TokenMetadata } from '../token-metadata.rules';
 import { METADATA_STATUSES, MetadataStatus } from '../token.entity';
 import type { TokenView } from '../token.view';
@@ -64,6 +65,13 @@ export class TokenDto {
     description: 'The image named by `metadata.image`, fetched by the service, with thumbnails it serves itself (docs/IMAGES.md "Images").',
   })
   media: TokenMediaDto;
+  @ApiProperty({
+    type: SpamDto,
+    nullable: true,
+    description:
+      'Its contract’s spam classification (docs/API.md "Activity, collections and spam"); null for tokens recorded through the API.',
+  })
+  spam: SpamDto | null;
 
   /** `links` signs the thumbnail links of this answer (on the request's origin). */
   static from(token: TokenView, links: MediaLinks): TokenDto {
@@ -89,6 +97,7 @@ export class TokenDto {
         creatorExternalPageUrl: token.creatorExternalPageUrl,
       },
       media: TokenMediaDto.from(token.media, links),
+      spam: token.spam === null ? null : { isSpam: token.spam.isSpam, reasons: [...token.spam.reasons], source: token.spam.source },
     };
   }
 }

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsString, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsString, Matches, MaxLength } from 'class-validator';
+import { SPAM_FILTERS, type SpamFilter } from '../../spam/spam-filter';
 import { IsOptional } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 
@@ -33,4 +34,15 @@ export class NftBalancesQueryDto extends PageQueryDto {
   @IsString()
   @MaxLength(64)
   asOf?: string;
+
+  @ApiPropertyOptional({
+    enum: SPAM_FILTERS,
+    default: 'include',
+    description:
+      '`exclude` leaves out tokens whose `spam.isSpam` is true, `only` keeps only those (a token with `spam: null` is not ' +
+      'spam); `include` (the default) filters nothing.',
+  })
+  @IsOptional()
+  @IsIn(SPAM_FILTERS)
+  spam?: SpamFilter;
 }

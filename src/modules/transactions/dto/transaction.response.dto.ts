@@ -11,6 +11,28 @@ import {
 import { TRANSACTION_TYPES, TransactionType } from '../transaction.rules';
 import { pick } from '../../../common/pick';
 
+/** What an answer shows of a transaction, however it was read. */
+export type TransactionFields = Pick<
+  NftTransaction,
+  | 'id'
+  | 'organizationId'
+  | 'type'
+  | 'tokenId'
+  | 'fromWalletId'
+  | 'toWalletId'
+  | 'amount'
+  | 'source'
+  | 'status'
+  | 'chainId'
+  | 'blockNumber'
+  | 'blockHash'
+  | 'transactionHash'
+  | 'logIndex'
+  | 'batchIndex'
+  | 'chainFrom'
+  | 'chainTo'
+> & { createdAtUtc: string };
+
 /** Where on chain a movement happened. */
 export class TransactionChainDto {
   @ApiProperty({ type: 'integer', example: 1 })
@@ -78,6 +100,11 @@ export class TransactionDto {
   createdAtUtc: string;
 
   static from(transaction: NftTransaction): TransactionDto {
+    return TransactionDto.fromRow({ ...transaction, createdAtUtc: formatUtc(transaction.createdAt) });
+  }
+
+  /** A transaction read as columns (the activity feed), its createdAtUtc already formatted. */
+  static fromRow(transaction: TransactionFields): TransactionDto {
     return {
       ...pick(transaction, 'id', 'organizationId', 'type', 'tokenId', 'fromWalletId', 'toWalletId', 'amount', 'source', 'status'),
       chain:
@@ -87,14 +114,14 @@ export class TransactionDto {
               chainId: transaction.chainId,
               blockNumber: transaction.blockNumber!,
               blockHash: transaction.blockHash!,
-              blockTimestampUtc: formatUtc(transaction.createdAt),
+              blockTimestampUtc: transaction.createdAtUtc,
               transactionHash: transaction.transactionHash!,
               logIndex: transaction.logIndex!,
               batchIndex: transaction.batchIndex,
               from: toChecksumAddress(transaction.chainFrom!),
               to: toChecksumAddress(transaction.chainTo!),
             },
-      createdAtUtc: formatUtc(transaction.createdAt),
+      createdAtUtc: transaction.createdAtUtc,
     };
   }
 }

@@ -1,0 +1,94 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
+import { Auth } from '../../common/auth/access';
+import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
+import type { ApiKeyPrincipal } from '../../common/auth/principal';
+import { badRequest } from '../../common/errors/domain-error';
+import { EVM_ADDRESS_PATTERN, parseAddress } from '../../common/evm-address';
+import { PageQueryDto } from '../../common/pagination/page-query.dto';
+import { PutSpamOverrideRequestDto, SpamOverrideDto, SpamOverridesPageDto } from './dto/spam-override.dto';
+import { SpamService } from './spam.service';
+
+const CHAIN_ID = /^(0|[1-9]\d{0,15})$/;
+
+function chainIdOf(value: string): number {
+  if (!CHAIN_ID.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw badRequest('VALIDATION_FAILED', 'chainId: must be a non-negative integer', [
+      { field: 'chainId', message: 'must be a non-negative integer' },
+    ]);
+  }
+  return Number(value);
+}
+
+const CHAIN_PARAM = { name: 'chainId', schema: { type: 'integer' as const, minimum: 0 }, description: 'A chain the service follows.' };
+const CONTRACT_PARAM = {
+  name: 'contractAddress',
+  schema: { type: 'string' as const, pattern: EVM_ADDRESS_PATTERN },
+  description: 'Lowercase, uppercase hex or EIP-55.',
+  example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+};
+
+@ApiTags('Spam')
+@Auth('admin')
+@Controller('api/organization/v1/current-organization/spam-overrides')
+export class SpamOverridesController {
+  constructor(private readonly spam: SpamService) {}
+
+  @Get()
+  @ApiOperation({ operationId: 'listSpamOverrides', summary: "The organization's spam overrides, one page" })
+  @ApiOkResponse({ type: SpamOverridesPageDto })
+  async list(@CurrentKey() key: ApiKeyPrincipal, @Query() query: PageQueryDto): Promise<SpamOverridesPageDto> {
+    const page = await this.spam.overrides(key.organizationId, query.pageSize, query.pageKey);
+    return { spamOverrides: page.items.map((row) => SpamOverrideDto.from(row)), nextPageKey: page.nextPageKey };
+  }
+
+  @Put(':chainId/:contractAddress')
+  @ApiOperation({
+    operationId: 'putSpamOverride',
+    summary: "Decide whether a contract is spam for this organization (its tokens' spam.source becomes organization)",
+    description:
+      'Any contract of a followed chain, seen or not. Holders of its tokens in this organization get the `nft` `update` ' +
+      'webhook with `changes: {spam}` per token whose spam changed. `reasons` still lists the rules that fired.',
+  })
+  @ApiParam(CHAIN_PARAM)
+  @ApiParam(CONTRACT_PARAM)
+  @ApiOkResponse({ type: SpamOverrideDto })
+  @ApiBadRequestResponse({ description: 'VALIDATION_FAILED (a non-integer chainId, a non-boolean isSpam) or INVALID_ADDRESS.' })
+  @ApiUnprocessableEntityResponse({ description: 'UNKNOWN_CHAIN: not a chain the service follows.' })
+  async put(
+    @CurrentKey() key: ApiKeyPrincipal,
+    @Param('chainId') chainId: string,
+    @Param('contractAddress') contractAddress: string,
+    @Body() body: PutSpamOverrideRequestDto,
+    @ReqMeta() meta: RequestMeta,
+  ): Promise<SpamOverrideDto> {
+    const row = { chainId: chainIdOf(chainId), contractAddress: parseAddress(contractAddress, 'contractAddress'), isSpam: body.isSpam };
+    return SpamOverrideDto.from(await this.spam.putOverride(key, row, meta));
+  }
+
+  @Delete(':chainId/:contractAddress')
+  @HttpCode(204)
+  @ApiOperation({ operationId: 'deleteSpamOverride', summary: "Remove the organization's override: the rules decide again" })
+  @ApiParam(CHAIN_PARAM)
+  @ApiParam(CONTRACT_PARAM)
+  @ApiNoContentResponse({ description: 'Removed.' })
+  @ApiBadRequestResponse({ description: 'VALIDATION_FAILED (a non-integer chainId) or INVALID_ADDRESS.' })
+  @ApiNotFoundResponse({ description: 'SPAM_OVERRIDE_NOT_FOUND: the organization has no override for it.' })
+  async delete(
+    @CurrentKey() key: ApiKeyPrincipal,
+    @Param('chainId') chainId: string,
+    @Param('contractAddress') contractAddress: string,
+    @ReqMeta() meta: RequestMeta,
+  ): Promise<void> {
+    await this.spam.deleteOverride(key, chainIdOf(chainId), parseAddress(contractAddress, 'contractAddress'), meta);
+  }
+}
