@@ -1,7 +1,7 @@
 import type { Constructor, EntityClass } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
 import { isCoreErrorCode, type ErrorSpec } from '../common/errors/error-catalogue';
-import { BUILT_IN_RESOURCE_TYPES, type WebhookType } from '../modules/domain-events/domain-event.catalogue';
+import { BUILT_IN_RESOURCE_TYPES, type WebhookType } from '../common/webhook-types';
 
 /**
  * What a module outside the built-in ones brings with it, declared by the module itself

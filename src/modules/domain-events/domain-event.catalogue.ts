@@ -3,8 +3,9 @@
  * fixes the webhook type it is filtered by, the resourceType and action integrators see, and the
  * shape of `changes` (README.md "Webhooks"; the OpenAPI document's `webhooks` section).
  */
-export const WEBHOOK_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'] as const;
-export type WebhookType = (typeof WEBHOOK_TYPES)[number];
+import { BUILT_IN_RESOURCE_TYPES, WEBHOOK_TYPES, type WebhookType } from '../../common/webhook-types';
+
+export { BUILT_IN_RESOURCE_TYPES, WEBHOOK_TYPES, type WebhookType };
 
 /** Key/value updates of an `update` event: field name to its new value. */
 export type EventChanges = Record<string, unknown>;
@@ -20,9 +21,6 @@ export type DomainEventInput =
 
 export type ResourceType = DomainEventInput['resourceType'];
 export type EventAction = DomainEventInput['action'];
-
-/** The resourceTypes of the built-in catalogue above; extension modules declare others (src/extensions/registry.ts). */
-export const BUILT_IN_RESOURCE_TYPES: readonly string[] = ['Wallet', 'Token', 'Transaction', 'WebhookTest'] satisfies ResourceType[];
 
 /** Events carry the token's contract beside the body, for endpoints' contract filters. */
 type TokenEvent<A extends 'create' | 'update'> = Extract<DomainEventInput, { resourceType: 'Token'; action: A }> & {
