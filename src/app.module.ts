@@ -19,6 +19,7 @@ import { OrganizationsModule } from './modules/organizations/organizations.modul
 import { OrganizationsService } from './modules/organizations/organizations.service';
 import { PortalModule } from './modules/portal/portal.module';
 import { SpamModule } from './modules/spam/spam.module';
+import { TokensService } from './modules/tokens/tokens.service';
 import { TokensModule } from './modules/tokens/tokens.module';
 import { TransactionsModule } from './modules/transactions/transactions.module';
 import { WalletsModule } from './modules/wallets/wallets.module';
@@ -61,7 +62,7 @@ export class AppModule {
         RateLimitModule.forRoot({ imports: [OrganizationsModule], lookup: OrganizationsService }),
         PortalModule,
         ChainModule,
-        SpamModule,
+        SpamModule.forRoot({ imports: [TokensModule], tokens: TokensService }),
         ...INSTALLED_EXTENSIONS,
         ...(options.extensions ?? []),
       ],

@@ -1,8 +1,8 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module, Type } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { ChainModule } from '../chain/chain.module';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
-import { TokensModule } from '../tokens/tokens.module';
+import { ContractTokens } from './contract-tokens';
 import { SpamInboxModule } from './spam-inbox.module';
 import { SpamOverridesController } from './spam-overrides.controller';
 import { SpamService } from './spam.service';
@@ -15,10 +15,19 @@ import { SpamWorker } from './spam.worker';
  * transactions modules report through SpamInbox (spam-inbox.module.ts) and read through the SQL
  * of spam-filter.ts; SpamService is the reader and reporter for everyone else.
  */
-@Module({
-  imports: [SpamInboxModule, TokensModule, ChainModule, DomainEventsModule, AuditModule],
-  controllers: [SpamOverridesController],
-  providers: [SpamService, SpamWorker],
-  exports: [SpamService],
-})
-export class SpamModule {}
+@Module({})
+export class SpamModule {
+  /**
+   * @param options.imports the module exporting `tokens`
+   * @param options.tokens the owner of tokens, answering ContractTokens (the tokens module's TokensService)
+   */
+  static forRoot(options: { imports: (Type | DynamicModule)[]; tokens: Type<ContractTokens> }): DynamicModule {
+    return {
+      module: SpamModule,
+      imports: [SpamInboxModule, ChainModule, DomainEventsModule, AuditModule, ...options.imports],
+      controllers: [SpamOverridesController],
+      providers: [SpamService, SpamWorker, { provide: ContractTokens, useExisting: options.tokens }],
+      exports: [SpamService],
+    };
+  }
+}

@@ -9,7 +9,8 @@ import { badRequest } from '../../common/errors/domain-error';
 import { AuditService } from '../audit/audit.service';
 import { ChainClients } from '../chain/chain-clients';
 import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
-import { TokensService } from '../tokens/tokens.service';
+import { tokenUpdated } from '../domain-events/domain-event.catalogue';
+import { ContractTokens } from './contract-tokens';
 import { SpamInbox } from './spam-inbox';
 import { SpamOverrideRow, SpamRepository } from './spam.repository';
 import { mergeHits, NO_HITS, RuleHits, sameSpamView, SpamView, spamViewOf } from './spam.rules';
@@ -29,7 +30,7 @@ export class SpamService {
     private readonly em: EntityManager,
     private readonly repository: SpamRepository,
     private readonly inbox: SpamInbox,
-    private readonly tokens: TokensService,
+    private readonly tokens: ContractTokens,
     private readonly events: DomainEventPublisher,
     private readonly chains: ChainClients,
     private readonly audit: AuditService,
@@ -165,14 +166,9 @@ export class SpamService {
       await this.events.publishMany(
         em,
         org,
-        tokenIds.map((id) => ({
-          webhookType: 'nft' as const,
-          resourceType: 'Token' as const,
-          action: 'update' as const,
-          resourceId: id,
-          changes: { spam: { isSpam: after.isSpam, reasons: [...after.reasons], source: after.source } },
-          contractAddress,
-        })),
+        tokenIds.map((id) =>
+          tokenUpdated({ id, contractAddress }, { spam: { isSpam: after.isSpam, reasons: [...after.reasons], source: after.source } }),
+        ),
       );
     }
   }
