@@ -1,9 +1,9 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { TRANSACTION_TYPES } from '../transaction.rules';
-import { MAX_CONTRACT_FILTERS } from './nft-balances.query.dto';
-import { SPAM_FILTERS, type SpamFilter } from '../../spam/spam-filter';
+import { type SpamFilter } from '../../spam/spam-filter';
+import { ContractAddressQuery, MAX_CONTRACT_FILTERS, SpamFilterQuery } from './holding-query-params';
 
 export const MAX_TRANSFERS_PAGE = 100;
 
@@ -38,17 +38,7 @@ export class WalletTransfersQueryDto {
   @MaxLength(200)
   types?: string;
 
-  @ApiPropertyOptional({
-    type: [String],
-    description: `Only movements of tokens of these contracts; repeat the parameter for several (at most ${MAX_CONTRACT_FILTERS}).`,
-    example: ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'],
-  })
-  @IsOptional()
-  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value))
-  @IsArray()
-  @ArrayMaxSize(MAX_CONTRACT_FILTERS)
-  @IsString({ each: true })
-  @Matches(/^0x[0-9a-fA-F]{40}$/, { each: true, message: 'each value must be a 0x-prefixed 20-byte hex address' })
+  @ContractAddressQuery(`Only movements of tokens of these contracts; repeat the parameter for several (at most ${MAX_CONTRACT_FILTERS}).`)
   contractAddress?: string[];
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Only chain movements of this chain.' })
@@ -86,13 +76,8 @@ export class WalletTransfersQueryDto {
   @MaxLength(20)
   status?: string;
 
-  @ApiPropertyOptional({
-    enum: SPAM_FILTERS,
-    default: 'include',
-    description:
-      '`exclude` leaves out movements of tokens whose `spam.isSpam` is true, `only` keeps only those (a token with `spam: null` is not spam).',
-  })
-  @IsOptional()
-  @IsIn(SPAM_FILTERS)
+  @SpamFilterQuery(
+    '`exclude` leaves out movements of tokens whose `spam.isSpam` is true, `only` keeps only those (a token with `spam: null` is not spam).',
+  )
   spam?: SpamFilter;
 }
