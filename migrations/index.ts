@@ -25,6 +25,7 @@ import { Migration20261126070000IndexOnlyReads } from './Migration20261126070000
 import { Migration20261127035501OneOpenWalletSync } from './Migration20261127035501OneOpenWalletSync';
 import { Migration20261127040449MetadataFairness } from './Migration20261127040449MetadataFairness';
 import { Migration20261127041604Media } from './Migration20261127041604Media';
+import { Migration20261127073000ContractIndex } from './Migration20261127073000ContractIndex';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261127035501OneOpenWalletSync', class: Migration20261127035501OneOpenWalletSync },
   { name: 'Migration20261127040449MetadataFairness', class: Migration20261127040449MetadataFairness },
   { name: 'Migration20261127041604Media', class: Migration20261127041604Media },
+  { name: 'Migration20261127073000ContractIndex', class: Migration20261127073000ContractIndex },
 ];
