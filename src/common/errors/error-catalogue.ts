@@ -158,7 +158,7 @@ export const ERROR_CATALOGUE = {
     status: 404,
     title: 'Not Found',
     meaning: 'The indexed contract is unknown, or another organization’s.',
-    documentedOn: ['path:contractId'],
+    documentedOn: ['path:contractId', 'path:blockchainTokenId'],
   },
   WEBHOOK_NOT_FOUND: {
     status: 404,
