@@ -83,34 +83,44 @@ export class ContractIndexer {
 
   private async step(): Promise<RunOutcome> {
     try {
-      return (await this.tick()) ? 'busy' : 'idle';
+      const outcome = await this.tick();
+      if (outcome === 'changed') return { againInMs: Math.min(this.deps.config.chain.pollIntervalMs, RETRY_MS) };
+      return outcome === 'more' ? 'busy' : 'idle';
     } catch (error) {
       if (error instanceof Retry) return { againInMs: Math.min(this.deps.config.chain.pollIntervalMs, RETRY_MS) };
       throw error;
     }
   }
 
-  /** One range of each leased contract that is behind; true when any has more to do. */
-  private async tick(): Promise<boolean> {
+  /**
+   * One range of each leased contract that is behind: 'more' when any has more to do at once,
+   * 'changed' when a step met a changing chain (try again shortly). A contract whose step fails
+   * does not hold up the others; the failure is recorded on it, and thrown (for the backoff) only
+   * when no other contract moved.
+   */
+  private async tick(): Promise<'more' | 'changed' | 'idle'> {
     const { contracts, chainId, owner } = this.deps;
     const leased = await contracts.leaseAll(chainId, owner, LEASE_MS);
-    if (leased.length === 0) return false;
+    if (leased.length === 0) return 'idle';
     const head = await this.node.header(await this.node.head());
     if (!head) throw new Retry();
     let more = false;
+    let changed = false;
+    let failure: Error | null = null;
     for (const contract of leased) {
       try {
         more = (await this.stepContract(contract, head)) || more;
       } catch (error) {
         if (error instanceof Retry) {
-          more = true;
+          changed = true;
           continue;
         }
+        failure ??= error instanceof Error ? error : new Error(String(error));
         await contracts.recordError(contract.id, shortReason(error)).catch(() => undefined);
-        throw error;
       }
     }
-    return more;
+    if (failure !== null && !more) throw failure;
+    return more ? 'more' : changed ? 'changed' : 'idle';
   }
 
   /** One step of one contract; true when it has more to do at once. */
