@@ -221,15 +221,16 @@ async function rawHoldersPage(db: Client, contractId: string, block: number, lim
   );
   const checkpoint = cp.rows[0].block === null ? -1 : Number(cp.rows[0].block);
   const rows = await db.query(
-    `with "changed" as (
-       select distinct on ("holder") "holder", "token_count", "amount" from "indexed_contract_holder_change"
-       where "contract_id" = $1 and "block_number" > $2 and "block_number" <= $3 order by "holder", "block_number" desc
-     ), "now" as (
-       select c."holder", c."token_count", c."amount" from "indexed_contract_checkpoint" c
-       where c."contract_id" = $1 and c."block_number" = $2 and not exists (select 1 from "changed" x where x."holder" = c."holder")
-       union all select "holder", "token_count", "amount" from "changed"
+    `with "rows" as (
+       select "holder", "token_count", "amount", -1::bigint as "block_number" from "indexed_contract_checkpoint"
+       where "contract_id" = $1 and "block_number" = $2
+       union all
+       select "holder", "token_count", "amount", "block_number" from "indexed_contract_holder_change"
+       where "contract_id" = $1 and "block_number" > $2 and "block_number" <= $3
+     ), "latest" as (
+       select distinct on ("holder") "holder", "token_count", "amount" from "rows" order by "holder", "block_number" desc
      )
-     select n."holder", n."token_count", n."amount"::text from "now" n where n."amount" > 0 order by n."amount" desc, n."holder" limit $4`,
+     select l."holder", l."token_count", l."amount"::text from "latest" l where l."amount" > 0 order by l."amount" desc, l."holder" limit $4`,
     [contractId, checkpoint, block, limit],
   );
   return rows.rowCount ?? 0;

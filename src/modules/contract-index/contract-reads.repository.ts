@@ -39,25 +39,26 @@ export class ContractReadsRepository {
     const checkpoint = cp.block === null ? -1 : Number(cp.block);
     const rows = await queryRows<{ holder: string; token_count: number; amount_text: string }>(
       this.em,
-      `with "changed" as (
-         select distinct on ("holder") "holder", "token_count", "amount" from "indexed_contract_holder_change"
-         where "contract_id" = ? and "block_number" > ? and "block_number" <= ?
-         order by "holder", "block_number" desc
-       ), "now" as (
-         select c."holder", c."token_count", c."amount" from "indexed_contract_checkpoint" c
-         where c."contract_id" = ? and c."block_number" = ? and not exists (select 1 from "changed" x where x."holder" = c."holder")
+      // One sort of the checkpoint's rows and the changes after it, the latest row of each holder
+      // kept: no join whose plan depends on statistics (a fresh index has none yet).
+      `with "rows" as (
+         select "holder", "token_count", "amount", -1::bigint as "block_number" from "indexed_contract_checkpoint"
+         where "contract_id" = ? and "block_number" = ?
          union all
-         select "holder", "token_count", "amount" from "changed"
+         select "holder", "token_count", "amount", "block_number" from "indexed_contract_holder_change"
+         where "contract_id" = ? and "block_number" > ? and "block_number" <= ?
+       ), "latest" as (
+         select distinct on ("holder") "holder", "token_count", "amount" from "rows" order by "holder", "block_number" desc
        )
-       select n."holder", n."token_count", n."amount"::text as "amount_text" from "now" n
-       where n."amount" > 0 and (?::numeric is null or n."amount" < ?::numeric or (n."amount" = ?::numeric and n."holder" > ?))
-       order by n."amount" desc, n."holder" limit ?`,
+       select l."holder", l."token_count", l."amount"::text as "amount_text" from "latest" l
+       where l."amount" > 0 and (?::numeric is null or l."amount" < ?::numeric or (l."amount" = ?::numeric and l."holder" > ?))
+       order by l."amount" desc, l."holder" limit ?`,
       [
         contractId,
         checkpoint,
-        block,
         contractId,
         checkpoint,
+        block,
         after?.amount ?? null,
         after?.amount ?? null,
         after?.amount ?? null,
