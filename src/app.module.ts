@@ -12,6 +12,7 @@ import { INSTALLED_EXTENSIONS } from './extensions/installed';
 import { loggerParams } from './logging';
 import { AuditModule } from './modules/audit/audit.module';
 import { ChainModule } from './modules/chain/chain.module';
+import { ContractIndexModule } from './modules/contract-index/contract-index.module';
 import { DomainEventsModule } from './modules/domain-events/domain-events.module';
 import { HealthModule } from './modules/health/health.module';
 import { MediaModule } from './modules/media/media.module';
@@ -63,6 +64,7 @@ export class AppModule {
         PortalModule,
         ChainModule,
         SpamModule.forRoot({ imports: [TokensModule], tokens: TokensService }),
+        ContractIndexModule,
         ...INSTALLED_EXTENSIONS,
         ...(options.extensions ?? []),
       ],

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { Response } from 'supertest';
-import { createOrgFixture, OrgFixture, sampleBody } from './support/org-fixture';
+import { createOrgFixture, FIXTURE_CHAIN_ENV, OrgFixture, sampleBody } from './support/org-fixture';
 import { orgState } from './support/org-state';
 import { TestReceiver } from './support/receiver';
 import { AppRoute, controllerRoutes, describeRoute, fillPath, percentEncode } from './support/routes';
@@ -165,7 +165,7 @@ describe('bad input over every route', () => {
   let rejected = 0;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp(FIXTURE_CHAIN_ENV);
     receiver = await new TestReceiver().start();
     own = await createOrgFixture(t, receiver);
     routes = controllerRoutes(t.app);

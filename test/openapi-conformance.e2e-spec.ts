@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { CLIENT_SCHEMA, clientSchemaFor } from '../scripts/generate-client';
 import { portableDocumentEnv } from '../scripts/openapi-document';
 import { EVM_ADDRESS_PATTERN } from '../src/common/evm-address';
-import { OrgFixture, createOrgFixture, sampleBody } from './support/org-fixture';
+import { FIXTURE_CHAIN_ENV, OrgFixture, createOrgFixture, sampleBody } from './support/org-fixture';
 import { UNKNOWN_ID } from './support/nft';
 import { TestReceiver } from './support/receiver';
 import { createTestApp, OPERATOR_KEY, TestApp, testEnv } from './support/test-app';
@@ -109,7 +109,7 @@ describe('OpenAPI conformance through a validating proxy', () => {
     doc = JSON.parse(readFileSync(documentPath, 'utf8')) as Json;
 
     // The walk sends many test webhooks and redeliveries: more than one organization's default cap.
-    t = await createTestApp({ WEBHOOK_SENDS_PER_ORGANIZATION: '1000' });
+    t = await createTestApp({ WEBHOOK_SENDS_PER_ORGANIZATION: '1000', ...FIXTURE_CHAIN_ENV });
     await t.app.listen(0, '127.0.0.1');
     const upstream = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     receiver = await new TestReceiver().start();

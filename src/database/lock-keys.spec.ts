@@ -9,6 +9,7 @@ describe('advisory lock keys', () => {
       webhookReconcile: 1_852_208_247,
     });
     expect(LOCK_NAMES.walletSync('org-1')).toBe('wallet_sync:org-1');
+    expect(LOCK_NAMES.contractIndex('org-1')).toBe('contract_index:org-1');
   });
 
   it('are distinct', () => {

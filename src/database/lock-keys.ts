@@ -22,4 +22,6 @@ export const LOCK_KEYS = {
 export const LOCK_NAMES = {
   /** Opening a wallet history replay: an organization's requests are counted one at a time. */
   walletSync: (organizationId: string) => `wallet_sync:${organizationId}`,
+  /** Registering a contract to index: an organization's registrations are counted one at a time. */
+  contractIndex: (organizationId: string) => `contract_index:${organizationId}`,
 } as const;

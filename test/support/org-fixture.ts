@@ -8,6 +8,13 @@ const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoi
 
 export const FIXTURE_SECRET = 'fixture-shared-secret-0123456789';
 
+/**
+ * A chain the fixture's app is configured for, at a closed port on loopback: enough to register a
+ * contract to index (its standard stays unknown, its index empty), with no node to follow.
+ */
+export const FIXTURE_CHAIN_ID = 31999;
+export const FIXTURE_CHAIN_ENV = { CHAIN_RPC_URLS: `${FIXTURE_CHAIN_ID}=http://127.0.0.1:9` };
+
 /** An organization holding one object of every kind a route can address, and keys of every kind. */
 export interface OrgFixture {
   org: TestOrganization;
@@ -44,6 +51,7 @@ export async function createOrgFixture(t: TestApp, receiver: TestReceiver): Prom
     .set(bearer(org.adminKey))
     .send({ url: receiver.url, webhookTypes: ['nft'], enabled: false, sharedSecret: FIXTURE_SECRET })
     .expect(201);
+  const indexed = await registerFixtureContract(t, org.adminKey);
   const log = await waitUntil(
     () => t.http().get(WEBHOOKS_PATH).set(bearer(org.adminKey)),
     (res) => res.status === 200 && res.body.webhooks.length > 0,
@@ -61,6 +69,9 @@ export async function createOrgFixture(t: TestApp, receiver: TestReceiver): Prom
       contractAddress,
       // An endpoint beside the default one, which (unlike the default) a DELETE can remove.
       endpointId: endpoint.body.id,
+      contractId: indexed,
+      // Long enough never to be found inside another value of an answer.
+      blockchainTokenId: `9${Date.now()}${nextBlockchainTokenId()}`,
       // A thumbnail's path (its link's query, the signature, is what the matrix leaves out).
       sha256: 'ab'.repeat(32),
       file: '256.webp',
@@ -68,6 +79,26 @@ export async function createOrgFixture(t: TestApp, receiver: TestReceiver): Prom
       chainId: '987654321',
     },
   };
+}
+
+/** A contract to index, on the fixture's chain (the app needs FIXTURE_CHAIN_ENV); its id. */
+async function registerFixtureContract(t: TestApp, adminKey: string): Promise<string> {
+  const res = await t
+    .http()
+    .post('/v1/contracts')
+    .set(bearer(adminKey))
+    .send({ chainId: FIXTURE_CHAIN_ID, address: newAddress(), fromBlock: 0 })
+    .expect(201);
+  return res.body.id as string;
+}
+
+/**
+ * Registers the fixture's contract again when a caller's DELETE (role write, so not only the
+ * admin's, which runs last) removed it, so that the next caller finds one.
+ */
+export async function restoreIndexedContract(t: TestApp, fixture: OrgFixture): Promise<void> {
+  const res = await t.http().get(`/v1/contracts/${fixture.params.contractId}`).set(bearer(fixture.org.adminKey));
+  if (res.status === 404) fixture.params.contractId = await registerFixtureContract(t, fixture.org.adminKey);
 }
 
 /** A valid body for each writing route, so that a refusal can only come from access rules. */
@@ -78,6 +109,7 @@ export function sampleBody(method: string, path: string, params: Record<string, 
     'POST /api/organization/v1/current-organization/api-keys': () => ({ name: 'sample', roles: ['read'] }),
     'POST /v1/wallets': () => ({ name: 'sample wallet' }),
     'POST /v1/wallets/:walletId/sync': () => ({ chainId: 1, fromBlock: 0 }),
+    'POST /v1/contracts': () => ({ chainId: FIXTURE_CHAIN_ID, address: newAddress(), fromBlock: 0 }),
     'POST /v1/tokens': () => ({ contractAddress: newAddress(), blockchainTokenId: nextBlockchainTokenId() }),
     'PATCH /v1/tokens/:tokenId': () => ({ metadata: { name: 'renamed' } }),
     'POST /v1/transactions': () => ({ tokenId: params.tokenId, toWalletId: params.walletId }),

@@ -777,6 +777,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/contracts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The indexed contracts, oldest first */
+        get: operations["listContracts"];
+        put?: never;
+        /**
+         * Index every holder and transfer of a contract from a block on
+         * @description Every ERC-721 and ERC-1155 transfer of the contract from `fromBlock` is indexed in the background (backfilling), then the index follows the chain up to head − CHAIN_CONFIRMATIONS (live). At most 20 contracts per organization.
+         */
+        post: operations["registerContract"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contracts/{contractId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One indexed contract and how far its index has come */
+        get: operations["getContract"];
+        put?: never;
+        post?: never;
+        /** Stop indexing a contract and delete its index */
+        delete: operations["deleteContract"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contracts/{contractId}/holders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every holder of the contract at a block: token ids held and total amount
+         * @description Holdings at block N are the sum of the contract’s transfers in blocks `fromBlock`..N. `atBlock` answers that block, `asOf` the last indexed block whose time is at or before it, neither the `indexedBlock`. The zero address is never a holder.
+         */
+        get: operations["listContractHolders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contracts/{contractId}/tokens/{blockchainTokenId}/owners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The owners of one token id of the contract at a block */
+        get: operations["listContractTokenOwners"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contracts/{contractId}/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The contract’s transfers in chain order, between two blocks (both inclusive)
+         * @description A TransferBatch gives one transfer per id/value pair. Blocks past `indexedBlock` have no transfers yet.
+         */
+        get: operations["listContractTransfers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     payment: {
@@ -2312,6 +2408,111 @@ export interface components {
         PutSpamOverrideRequestDto: {
             /** @description The organization's verdict: its tokens of this contract show this isSpam, with source `organization`. */
             isSpam: boolean;
+        };
+        RegisterContractDto: {
+            /**
+             * @description A chain the service follows (CHAIN_RPC_URLS); another answers 422 UNKNOWN_CHAIN.
+             * @example 1
+             */
+            chainId: number;
+            /**
+             * @description The contract: lowercase, uppercase hex or EIP-55. An address without code is accepted (its standard is null).
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            address: string;
+            /**
+             * @description First block whose transfers count: holdings are the sum of the contract's transfers from this block on.
+             * @example 19000000
+             */
+            fromBlock: number;
+        };
+        ContractDto: {
+            /** Format: uuid */
+            id: string;
+            /** @example 1 */
+            chainId: number;
+            /**
+             * @description EIP-55.
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            address: string;
+            /** @description First block whose transfers count. */
+            fromBlock: number;
+            /**
+             * @description From ERC-165; null when the contract declares neither (or the address has no code).
+             * @enum {string|null}
+             */
+            standard: "erc721" | "erc1155" | null;
+            /**
+             * @description `live` once the index has reached the head less CHAIN_CONFIRMATIONS; it never goes past that.
+             * @enum {string}
+             */
+            status: "backfilling" | "live";
+            /** @description Last block whose transfers the reads include; `fromBlock` − 1 before the first. */
+            indexedBlock: number;
+            /** @example 2026-11-27T07:30:00.123456+00:00 */
+            createdAtUtc: string;
+            /** @description The contract’s spam classification as this organization sees it (the same as on its tokens). */
+            spam: components["schemas"]["SpamDto"];
+        };
+        ContractListDto: {
+            /** @description Oldest first. */
+            contracts: components["schemas"]["ContractDto"][];
+            nextPageKey: string | null;
+        };
+        HolderDto: {
+            /** @description EIP-55; never the zero address. */
+            address: string;
+            /** @description Token ids held (balance above zero). */
+            tokenCount: number;
+            /**
+             * @description Sum of the balances held, a decimal string.
+             * @example 3
+             */
+            amount: string;
+        };
+        HoldersDto: {
+            /** @description The block the holdings are at; the same on every page of one walk. */
+            blockNumber: number;
+            /** @description By amount (numerically) descending, then lowercase address ascending. */
+            holders: components["schemas"]["HolderDto"][];
+            /** @description Carries the block: the next page answers the same blockNumber. */
+            nextPageKey: string | null;
+        };
+        OwnerDto: {
+            /** @description EIP-55; never the zero address. */
+            address: string;
+            /**
+             * @description Balance of the token, a decimal string.
+             * @example 1
+             */
+            amount: string;
+        };
+        OwnersDto: {
+            blockNumber: number;
+            /** @description By amount (numerically) descending, then lowercase address ascending. */
+            owners: components["schemas"]["OwnerDto"][];
+        };
+        ContractTransferDto: {
+            blockNumber: number;
+            blockHash: string;
+            transactionHash: string;
+            logIndex: number;
+            /** @description Position of the id/value pair in a TransferBatch; null otherwise. */
+            batchIndex: number | null;
+            /** @description EIP-55; the zero address for a mint. */
+            from: string;
+            /** @description EIP-55; the zero address for a burn. */
+            to: string;
+            /** @example 42 */
+            blockchainTokenId: string;
+            /** @example 1 */
+            amount: string;
+        };
+        ContractTransfersDto: {
+            /** @description Chain order: blockNumber, logIndex, batchIndex. */
+            transfers: components["schemas"]["ContractTransferDto"][];
+            nextPageKey: string | null;
         };
         ProblemDetails: {
             /** @description `/problems/` and the code in kebab case. */
@@ -7491,6 +7692,699 @@ export interface operations {
                 };
             };
             /** @description SPAM_OVERRIDE_NOT_FOUND: the organization has no override for it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listContracts: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 1000. */
+                pageSize?: number;
+                /** @description Opaque key from the previous page's `nextPageKey`. */
+                pageKey?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContractListDto"];
+                };
+            };
+            /** @description Bad Request: VALIDATION_FAILED, INVALID_PAGE_KEY. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    registerContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterContractDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContractDto"];
+                };
+            };
+            /** @description Bad Request: VALIDATION_FAILED, INVALID_ADDRESS, MALFORMED_JSON, JSON_TOO_DEEP, INVALID_CHARACTER, BAD_REQUEST. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description CONTRACT_ALREADY_INDEXED: this organization already indexes the contract on this chain. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unsupported Media Type: UNSUPPORTED_MEDIA_TYPE. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description UNKNOWN_CHAIN: not a followed chain; CONTRACT_LIMIT_REACHED: the organization indexes 20 contracts already. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contractId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContractDto"];
+                };
+            };
+            /** @description Bad Request: VALIDATION_FAILED, INVALID_PATH_PARAMETER. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description CONTRACT_NOT_FOUND: unknown, or another organization’s. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    deleteContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contractId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request: VALIDATION_FAILED, INVALID_PATH_PARAMETER. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description CONTRACT_NOT_FOUND: unknown, or another organization’s. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listContractHolders: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 1000. */
+                pageSize?: number;
+                /** @description Opaque key from the previous page's `nextPageKey`. */
+                pageKey?: string;
+                /** @description Holdings after this block: between the contract’s `fromBlock` and `indexedBlock` (422 otherwise). */
+                atBlock?: number;
+                /** @description Holdings at the last indexed block whose time is at or before this instant: ISO 8601 with seconds and an offset (encode `+` as `%2B`). Not with `atBlock`. */
+                asOf?: string;
+            };
+            header?: never;
+            path: {
+                contractId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HoldersDto"];
+                };
+            };
+            /** @description Bad Request: VALIDATION_FAILED, INVALID_PAGE_KEY, INVALID_PATH_PARAMETER. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description CONTRACT_NOT_FOUND: unknown, or another organization’s. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description NOT_YET_INDEXED: `atBlock` is past the contract’s `indexedBlock` (or nothing is indexed yet for `asOf`); BEFORE_INDEXED_RANGE: `atBlock` is before its `fromBlock`, or `asOf` before that block’s time. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listContractTokenOwners: {
+        parameters: {
+            query?: {
+                /** @description Holdings after this block: between the contract’s `fromBlock` and `indexedBlock` (422 otherwise). */
+                atBlock?: number;
+                /** @description Holdings at the last indexed block whose time is at or before this instant: ISO 8601 with seconds and an offset (encode `+` as `%2B`). Not with `atBlock`. */
+                asOf?: string;
+            };
+            header?: never;
+            path: {
+                contractId: string;
+                blockchainTokenId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OwnersDto"];
+                };
+            };
+            /** @description Bad Request: VALIDATION_FAILED, INVALID_PATH_PARAMETER. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description CONTRACT_NOT_FOUND: unknown, or another organization’s. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description NOT_YET_INDEXED: `atBlock` is past the contract’s `indexedBlock` (or nothing is indexed yet for `asOf`); BEFORE_INDEXED_RANGE: `atBlock` is before its `fromBlock`, or `asOf` before that block’s time. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listContractTransfers: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 1000. */
+                pageSize?: number;
+                /** @description Opaque key from the previous page's `nextPageKey`. */
+                pageKey?: string;
+                /** @description First block (inclusive); the contract’s `fromBlock` by default. */
+                fromBlock?: number;
+                /** @description Last block (inclusive); the contract’s `indexedBlock` by default. Blocks not indexed yet simply have no transfers. */
+                toBlock?: number;
+            };
+            header?: never;
+            path: {
+                contractId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContractTransfersDto"];
+                };
+            };
+            /** @description Bad Request: VALIDATION_FAILED, INVALID_PAGE_KEY, INVALID_PATH_PARAMETER. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description CONTRACT_NOT_FOUND: unknown, or another organization’s. */
             404: {
                 headers: {
                     [name: string]: unknown;

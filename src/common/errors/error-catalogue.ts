@@ -160,6 +160,12 @@ export const ERROR_CATALOGUE = {
     meaning: 'The organization has no spam override for this chain and contract.',
     documentedOn: ['path:chainId'],
   },
+  CONTRACT_NOT_FOUND: {
+    status: 404,
+    title: 'Not Found',
+    meaning: 'The indexed contract is unknown, or another organization’s.',
+    documentedOn: ['path:contractId', 'path:blockchainTokenId'],
+  },
   WEBHOOK_NOT_FOUND: {
     status: 404,
     title: 'Not Found',
@@ -181,6 +187,11 @@ export const ERROR_CATALOGUE = {
     status: 409,
     title: 'Conflict',
     meaning: 'The wallet has an open sync on the chain from another block; ask again once it has ended.',
+  },
+  CONTRACT_ALREADY_INDEXED: {
+    status: 409,
+    title: 'Conflict',
+    meaning: 'The organization already indexes this contract on this chain.',
   },
   PAYLOAD_TOO_LARGE: {
     status: 413,
@@ -259,6 +270,21 @@ export const ERROR_CATALOGUE = {
     status: 422,
     title: 'Unprocessable Entity',
     meaning: 'The organization has the most open (pending or running) wallet syncs allowed; ask again once one has ended.',
+  },
+  CONTRACT_LIMIT_REACHED: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The organization indexes the most contracts allowed (20); delete one first.',
+  },
+  NOT_YET_INDEXED: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The block asked for is past the contract’s `indexedBlock`; ask again once it is indexed.',
+  },
+  BEFORE_INDEXED_RANGE: {
+    status: 422,
+    title: 'Unprocessable Entity',
+    meaning: 'The block (or time) asked for is before the contract’s `fromBlock`.',
   },
   // 429, 5xx
   RATE_LIMITED: {

@@ -24,6 +24,8 @@ export class SpamModule {
   static forRoot(options: { imports: (Type | DynamicModule)[]; tokens: Type<ContractTokens> }): DynamicModule {
     return {
       module: SpamModule,
+      // Read by the modules that show chain contracts (the whole-contract index); registered once, by the application.
+      global: true,
       imports: [SpamInboxModule, ChainModule, DomainEventsModule, AuditModule, ...options.imports],
       controllers: [SpamOverridesController],
       providers: [SpamService, SpamWorker, { provide: ContractTokens, useExisting: options.tokens }],
