@@ -21,20 +21,15 @@ import { BlockByAddress, readBlockByAddress } from './block-by-address';
 import { decodeTransferLogs, NFT_EVENT_TOPICS, RpcLog, touchesWatched, ZERO_ADDRESS } from './log-decoding';
 import { unreadableLogsAction } from './log-pieces.rules';
 import { workerTransaction } from '../../database/statement-bounds';
+import { LEASE_MS, MAX_BACKOFF_MS, RETRY_MS } from './following-timing';
 
 /** A cursor past its first start. */
 export type StartedCursor = ChainCursor & { appliedBlock: number };
 
-/** A follower holds its chain this long after its last renewal; a dead one's lease lapses, then another instance takes over. */
-const LEASE_MS = 15_000;
 /** A standby instance tries to take the lease at least this often (takeover within LEASE_MS + this). */
 const STANDBY_POLL_MS = 5_000;
-/** Backoff after node errors grows to this; it never touches readiness or API answers. */
-const MAX_BACKOFF_MS = 30_000;
 /** Applied block hashes kept below the applied block: the deepest reorg the follower can unwind exactly. */
 const KEPT_BLOCK_DEPTH = 4096;
-/** Pause before a step that met a changing chain (or a refused range) runs again. */
-const RETRY_MS = 50;
 /** Consecutive accepted ranges before a halved range is allowed to double again. */
 const REGROW_AFTER = 16;
 

@@ -13,17 +13,14 @@ import { IndexedContract, IndexedContractRepository } from './indexed-contract.r
 import { probeStandard } from './standard-probe';
 import { MASS_AIRDROP_RECIPIENTS } from '../spam/spam.rules';
 import type { SpamService } from '../spam/spam.service';
+import { LEASE_MS, MAX_BACKOFF_MS, RETRY_MS } from '../chain/following-timing';
 
-/** An indexer holds its contracts this long after its last renewal; a dead one's lapse, then another instance takes them. */
-const LEASE_MS = 15_000;
-const MAX_BACKOFF_MS = 30_000;
 /** Blocks per eth_getLogs at first: one contract's logs are few per block, so ranges are wide; halved when refused. */
 const MAX_RANGE = 50_000;
 /** Transfers applied between two checkpoint decisions: bounds the changes a holders page reads past its checkpoint. */
 const CHUNK_TRANSFERS = 4096;
 /** Consecutive accepted ranges before a halved range may double again. */
 const REGROW_AFTER = 8;
-const RETRY_MS = 50;
 
 export interface ContractIndexerDeps {
   config: AppConfig;

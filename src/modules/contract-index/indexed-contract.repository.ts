@@ -91,14 +91,7 @@ export class IndexedContractRepository {
   /** Inserts a registration; null when the organization already indexes (chainId, address). */
   async insert(
     em: EntityManager,
-    input: {
-      organizationId: string;
-      chainId: number;
-      address: string;
-      fromBlock: number;
-      standard: ContractStandard | null;
-      standardKnown: boolean;
-    },
+    input: Pick<IndexedContract, 'organizationId' | 'chainId' | 'address' | 'fromBlock' | 'standard' | 'standardKnown'>,
   ): Promise<IndexedContract | null> {
     const [row] = await queryRows<Row>(
       em,
