@@ -6,9 +6,18 @@ describe('portal assets', () => {
   const assets = loadPortalAssets();
   const html = readFileSync(join(__dirname, 'assets', 'index.html'), 'utf8');
 
-  it('serves every file the page links to, and nothing it does not', () => {
-    const linked = [...html.matchAll(/(?:src|href)="\/portal\/([^"]+)"/g)].map((m) => m[1]).sort();
-    expect(linked).toEqual([...assets.keys()].filter((name) => name !== 'index.html').sort());
+  it('serves every file the page links to or its scripts import, and nothing else', () => {
+    const linked = new Set([...html.matchAll(/(?:src|href)="\/portal\/([^"]+)"/g)].map((m) => m[1]));
+    // The entry script's modules, and theirs, by their relative imports.
+    const pending = [...linked].filter((name) => name.endsWith('.js') && name !== 'uplot.js');
+    while (pending.length > 0) {
+      const source = readFileSync(join(__dirname, 'assets', pending.pop()!), 'utf8');
+      for (const [, name] of source.matchAll(/from '\.\/([^']+)'/g)) {
+        if (!linked.has(name)) pending.push(name);
+        linked.add(name);
+      }
+    }
+    expect([...linked].sort()).toEqual([...assets.keys()].filter((name) => name !== 'index.html').sort());
   });
 
   it('links nothing outside the service: no CDN, so the page works offline', () => {
