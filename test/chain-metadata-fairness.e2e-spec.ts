@@ -43,7 +43,7 @@ describe('token metadata is fair (a chain followed, metadata servers on loopback
   let otherOrg: TestOrganization;
 
   beforeAll(async () => {
-    chain = await LocalChain.start();
+    chain = await LocalChain.start({ chainId: 31802 });
     tarpit = await new Tarpit().start();
     meta = await new MetadataServer().start();
     t = await startFollowing(chain, {
@@ -164,7 +164,7 @@ describe('which due tokens a fetcher takes first (a database of its own, no fetc
     const em = t.app.get(MikroORM).em.fork() as EntityManager;
     const keys = Array.from({ length: count }, (_, i) => ({
       organizationId: org.id,
-      chainId: 31337,
+      chainId: 31802,
       contractAddress: contract,
       blockchainTokenId: String(firstId + i),
       standard: 'erc721' as const,

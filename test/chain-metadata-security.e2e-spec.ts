@@ -32,7 +32,7 @@ describe('token metadata: what a token URI and its document cannot make the serv
   };
 
   beforeAll(async () => {
-    chain = await LocalChain.start();
+    chain = await LocalChain.start({ chainId: 31803 });
     gateway = await new MetadataServer().start();
     t = await createTestApp({
       CHAIN_RPC_URLS: `${chain.chainId}=${chain.rpcUrl}`,
@@ -142,7 +142,7 @@ describe('token metadata: an oversized tokenURI answer fails only its own token'
 
   beforeAll(async () => {
     // An answer of 11 MiB costs about 260 million gas of memory; anvil's default would refuse the call.
-    chain = await LocalChain.start({ gasLimit: 2_000_000_000 });
+    chain = await LocalChain.start({ chainId: 31804, gasLimit: 2_000_000_000 });
     t = await createTestApp(followEnv(chain));
     first = await createOrganization(t);
     second = await createOrganization(t);

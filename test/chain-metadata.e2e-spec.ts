@@ -8,6 +8,9 @@ import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
 import { configureWebhooks } from './support/webhooks';
 
+/** A chain id of this suite's own: suites share a database, and a contract's metadata breaker is kept per chain and address. */
+const CHAIN_ID = 31801;
+
 const SECRET = 'chain-metadata-shared-secret-0123456789';
 const MAX_BYTES = 4096;
 /** The dev account that receives the minted tokens. */
@@ -23,7 +26,7 @@ describe('chain token metadata', () => {
   let meta: MetadataServer;
 
   beforeAll(async () => {
-    chain = await LocalChain.start();
+    chain = await LocalChain.start({ chainId: CHAIN_ID });
     meta = await new MetadataServer().start();
   });
   afterAll(async () => {
@@ -49,7 +52,7 @@ describe('chain token metadata', () => {
     beforeAll(async () => {
       receiver = await new TestReceiver().start();
       t = await createTestApp({
-        CHAIN_RPC_URLS: `31337=${chain.rpcUrl}`,
+        CHAIN_RPC_URLS: `${CHAIN_ID}=${chain.rpcUrl}`,
         CHAIN_POLL_INTERVAL_MS: '100',
         IPFS_GATEWAY_URL: `${meta.origin}/gateway/ipfs/`,
         METADATA_MAX_BYTES: String(MAX_BYTES),
@@ -80,7 +83,7 @@ describe('chain token metadata', () => {
       );
       const tokenId: string = balances.body.nftTokenBalances[0].tokenId;
       const token = await settled(t, org, tokenId);
-      expect(token).toMatchObject({ chainId: 31337, metadataStatus: 'ok', metadataError: null, blockchainTokenId: String(id) });
+      expect(token).toMatchObject({ chainId: CHAIN_ID, metadataStatus: 'ok', metadataError: null, blockchainTokenId: String(id) });
       expect(token.metadata.name).toBe('Minted on chain');
       const webhooks = await receiver.waitFor((r) => r.filter((w) => w.body.resourceId === tokenId).length === 2);
       expect(webhooks.filter((w) => w.body.resourceId === tokenId).map((w) => [w.body.action, w.body.changes])).toEqual([
@@ -100,10 +103,10 @@ describe('chain token metadata', () => {
         attributes: [{ trait_type: 'eyes', value: 'green' }],
       };
       const id = await mint721(`data:application/json;base64,${Buffer.from(JSON.stringify(document)).toString('base64')}`);
-      const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
+      const tokenId = await chainToken(t, org, CHAIN_ID, nft, id, 'erc721');
 
       const token = await settled(t, org, tokenId);
-      expect(token).toMatchObject({ chainId: 31337, metadataStatus: 'ok', metadataError: null, blockchainTokenId: String(id) });
+      expect(token).toMatchObject({ chainId: CHAIN_ID, metadataStatus: 'ok', metadataError: null, blockchainTokenId: String(id) });
       const changes = {
         name: 'Cat #1',
         description: 'A cat, on chain',
@@ -132,7 +135,7 @@ describe('chain token metadata', () => {
 
     it('reads a percent-encoded data: URI', async () => {
       const id = await mint721(`data:application/json;charset=utf-8,${encodeURIComponent('{"name":"Percent, encoded ✓"}')}`);
-      const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
+      const tokenId = await chainToken(t, org, CHAIN_ID, nft, id, 'erc721');
       const token = await settled(t, org, tokenId);
       expect(token.metadataStatus).toBe('ok');
       expect(token.metadata.name).toBe('Percent, encoded ✓');
@@ -142,7 +145,7 @@ describe('chain token metadata', () => {
     it('fetches an ERC-1155 uri from an HTTP server with {id} as 64 lowercase hex digits', async () => {
       await chain.write(multi, ERC1155_ABI, 'mint', [chain.accounts[HOLDER], 255n, 3n]);
       meta.json(`/multi/${erc1155HexId(255n)}.json`, { name: 'Sword', image: 'https://img.example/sword.png' });
-      const tokenId = await chainToken(t, org, 31337, multi, 255n, 'erc1155');
+      const tokenId = await chainToken(t, org, CHAIN_ID, multi, 255n, 'erc1155');
 
       const token = await settled(t, org, tokenId);
       expect(token).toMatchObject({ metadataStatus: 'ok', metadataError: null });
@@ -153,7 +156,7 @@ describe('chain token metadata', () => {
     it('fetches ipfs:// through IPFS_GATEWAY_URL', async () => {
       const id = await mint721(`ipfs://${CID_META}/cat.json`);
       meta.json(`/gateway/ipfs/${CID_META}/cat.json`, { name: 'From IPFS' });
-      const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
+      const tokenId = await chainToken(t, org, CHAIN_ID, nft, id, 'erc721');
       const token = await settled(t, org, tokenId);
       expect(token).toMatchObject({ metadataStatus: 'ok', metadata: expect.objectContaining({ name: 'From IPFS' }) });
     });
@@ -165,7 +168,7 @@ describe('chain token metadata', () => {
       meta.routes.set('/images/chain.png', (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(png));
       const id = await mint721(`${meta.origin}/with-image.json`);
       meta.json('/with-image.json', { name: 'Pictured', image: `${meta.origin}/images/chain.png` });
-      const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
+      const tokenId = await chainToken(t, org, CHAIN_ID, nft, id, 'erc721');
       const token = await waitUntil(
         () => tokenOf(t, org, tokenId),
         (got) => got.media.status !== 'pending' && got.media.status !== 'none',
@@ -195,7 +198,7 @@ describe('chain token metadata', () => {
         for (let i = 0; i < 10; i++) res.write('x'.repeat(1000));
         res.end('"}');
       });
-      const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
+      const tokenId = await chainToken(t, org, CHAIN_ID, nft, id, 'erc721');
       const token = await settled(t, org, tokenId);
       expect(token).toMatchObject({ metadataStatus: 'failed', metadataError: `the metadata is larger than ${MAX_BYTES} bytes` });
       expect(token.metadata.name).toBeNull();
@@ -208,7 +211,7 @@ describe('chain token metadata', () => {
         if (n === 1) return void res.writeHead(503).end('busy');
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"name":"Second time lucky"}');
       });
-      const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
+      const tokenId = await chainToken(t, org, CHAIN_ID, nft, id, 'erc721');
 
       const failing = await waitUntil(
         () => tokenOf(t, org, tokenId),
@@ -230,7 +233,7 @@ describe('chain token metadata', () => {
     });
 
     it('fails for good on a reverted tokenURI (a token that does not exist on chain)', async () => {
-      const tokenId = await chainToken(t, org, 31337, nft, 999_999n, 'erc721');
+      const tokenId = await chainToken(t, org, CHAIN_ID, nft, 999_999n, 'erc721');
       const token = await settled(t, org, tokenId);
       expect(token.metadataStatus).toBe('failed');
       expect(token.metadataError).toMatch(/^tokenURI\(999999\) reverted/);
@@ -239,7 +242,7 @@ describe('chain token metadata', () => {
     it('refresh fetches again: 202, then the new values with an nft update of only what changed', async () => {
       const id = await mint721(`${meta.origin}/refresh.json`);
       meta.json('/refresh.json', { name: 'Before', description: 'Same' });
-      const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
+      const tokenId = await chainToken(t, org, CHAIN_ID, nft, id, 'erc721');
       expect(await settled(t, org, tokenId)).toMatchObject({ metadata: expect.objectContaining({ name: 'Before' }) });
 
       meta.json('/refresh.json', { name: 'After', description: 'Same' });
@@ -287,7 +290,7 @@ describe('chain token metadata', () => {
       // Another organization's token, and a token hidden by its own organization's whitelist.
       const other = await createOrganization(t);
       const id = await mint721('data:application/json,{"name":"hidden"}');
-      const hidden = await chainToken(t, other, 31337, nft, id, 'erc721');
+      const hidden = await chainToken(t, other, CHAIN_ID, nft, id, 'erc721');
       expectProblem(await t.http().post(`/v1/tokens/${hidden}/metadata/refresh`).set(auth), 404, 'TOKEN_NOT_FOUND');
       await t.http().patch(WHITELIST).set(bearer(other.adminKey)).send({ enabled: true }).expect(200);
       expectProblem(await t.http().post(`/v1/tokens/${hidden}/metadata/refresh`).set(bearer(other.adminKey)), 404, 'TOKEN_NOT_FOUND');
@@ -301,7 +304,7 @@ describe('chain token metadata', () => {
 
     beforeAll(async () => {
       t = await createTestApp({
-        CHAIN_RPC_URLS: `31337=${chain.rpcUrl}`,
+        CHAIN_RPC_URLS: `${CHAIN_ID}=${chain.rpcUrl}`,
         CHAIN_POLL_INTERVAL_MS: '100',
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false',
         IPFS_GATEWAY_URL: `${meta.origin}/gateway/ipfs/`,
@@ -323,7 +326,7 @@ describe('chain token metadata', () => {
       const id = BigInt(Math.floor(Math.random() * 1e9));
       await chain.write(nft, ERC721_ABI, 'mint', [chain.accounts[1], id]);
       await chain.write(nft, ERC721_ABI, 'setTokenURI', [id, uri()]);
-      const tokenId = await chainToken(t, org, 31337, nft, id, 'erc721');
+      const tokenId = await chainToken(t, org, CHAIN_ID, nft, id, 'erc721');
 
       const token = await settled(t, org, tokenId);
       expect(token).toMatchObject({
@@ -339,7 +342,7 @@ describe('chain token metadata', () => {
       meta.json(`/gateway/ipfs/${CID_PRIVATE}/1.json`, { name: 'Via the private gateway' });
       await chain.write(nft, ERC721_ABI, 'mint', [chain.accounts[1], 1n]);
       await chain.write(nft, ERC721_ABI, 'setTokenURI', [1n, `ipfs://${CID_PRIVATE}/1.json`]);
-      const tokenId = await chainToken(t, org, 31337, nft, 1n, 'erc721');
+      const tokenId = await chainToken(t, org, CHAIN_ID, nft, 1n, 'erc721');
       const token = await settled(t, org, tokenId);
       expect(token).toMatchObject({ metadataStatus: 'ok', metadata: expect.objectContaining({ name: 'Via the private gateway' }) });
     });
@@ -352,7 +355,7 @@ describe('chain token metadata', () => {
       await chain.write(nft, ERC721_ABI, 'mint', [chain.accounts[1], 2n]);
       await chain.write(nft, ERC721_ABI, 'setTokenURI', [2n, `ipfs://${CID_REDIRECT}/2.json`]);
       const before = meta.requests.filter((p) => p === '/secret.json').length;
-      const tokenId = await chainToken(t, org, 31337, nft, 2n, 'erc721');
+      const tokenId = await chainToken(t, org, CHAIN_ID, nft, 2n, 'erc721');
       const token = await settled(t, org, tokenId);
       expect(token.metadataStatus).toBe('failed');
       expect(token.metadataError).toMatch(/must point to a host this deployment may send to/);

@@ -34,7 +34,7 @@ describe('Whole-contract index', () => {
   let multiContract: ContractView;
 
   beforeAll(async () => {
-    chain = await LocalChain.start({ chainId: 31461 });
+    chain = await LocalChain.start({ chainId: 31701 });
     [, alice, bob, carol, dave] = chain.accounts;
     t = await startFollowing(chain, { CHAIN_CONFIRMATIONS: String(CONFIRMATIONS) });
     org = await createOrganization(t);
@@ -312,7 +312,7 @@ describe('Whole-contract index: reorgs', () => {
   let org: TestOrganization;
 
   beforeAll(async () => {
-    chain = await LocalChain.start({ chainId: 31462 });
+    chain = await LocalChain.start({ chainId: 31702 });
     t = await startFollowing(chain);
     org = await createOrganization(t);
   });
