@@ -85,13 +85,14 @@ describe('egress proxy (WEBHOOK_PROXY_URL)', () => {
     t = await createTestApp({ WEBHOOK_PROXY_URL: proxy.url });
   });
   afterAll(async () => {
+    // Tunnels first: a keep-alive connection through the proxy must not hold the app's close.
+    await proxy.stop();
+    https.closeAllConnections();
     await t.close();
     await receiver.stop();
-    https.closeAllConnections();
     await new Promise<void>((resolve) => https.close(() => resolve()));
     tokenServer.closeAllConnections();
     await new Promise<void>((resolve) => tokenServer.close(() => resolve()));
-    await proxy.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
