@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -196,9 +196,27 @@ export class LocalChain {
     await exited;
   }
 
-  /** Freezes the node (SIGSTOP): it accepts connections but answers nothing until `resume()`. */
+  /**
+   * Freezes the node (SIGSTOP): it accepts connections but answers nothing until `resume()`.
+   * Returns once the kernel shows the process stopped: the signal is delivered asynchronously, and
+   * on a loaded machine a node not yet stopped answered a request sent right after.
+   */
   pause(): void {
     this.child.kill('SIGSTOP');
+    const deadline = Date.now() + 2000;
+    while (Date.now() < deadline && !this.isStopped()) {
+      // A few milliseconds at most: the state is read again at once.
+    }
+  }
+
+  /** Whether the process is in the stopped state ('T' in /proc/<pid>/stat). */
+  private isStopped(): boolean {
+    try {
+      const stat = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
+    } catch {
+      return true;
+    }
   }
 
   resume(): void {
