@@ -29,7 +29,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
-import { AddressInfo, createServer as createNetServer } from 'node:net';
+import { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
@@ -41,6 +41,7 @@ import { ensureDatabase } from '../src/database/database-url';
 import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { ERC721_ABI, LocalChain } from '../test/support/evm';
+import { freePort, percentile, round, sleep } from './bench-kit';
 
 const ROOT = resolve(__dirname, '..');
 const env = process.env;
@@ -61,24 +62,6 @@ const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 const CHAIN_ID = 31337;
 
 const log = (message: string) => process.stderr.write(`[chain ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const percentile = (values: number[], p: number) => {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createNetServer();
-    srv.unref();
-    srv.on('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => res(port));
-    });
-  });
-}
 
 // ---------------------------------------------------------------- service processes
 

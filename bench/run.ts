@@ -45,6 +45,7 @@ import { CpuMeter, measureCpu, WorkProfile } from './webhook-cpu';
 import { balancesAsOfScenario } from './balances-as-of';
 import { chainLedgerScenario } from './chain-ledger';
 import { walletTransfersScenario } from './wallet-transfers';
+import { percentile, round, sleep } from './bench-kit';
 
 const ROOT = resolve(__dirname, '..');
 const env = process.env;
@@ -77,16 +78,10 @@ const SHARED_SECRET = randomBytes(24).toString('hex');
 const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (values: number[]) => {
   const s = [...values].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const percentile = (values: number[], p: number) => {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 async function freePort(): Promise<number> {
   return new Promise((res, rej) => {
