@@ -216,7 +216,7 @@ export function decodeTransfersPageKey(pageKey: string): TransfersPageKey {
 export function airdropCandidates(transfers: readonly Pick<IndexedTransfer, 'transactionHash' | 'to'>[], minimum: number): string[] {
   const recipients = new Map<string, Set<string>>();
   for (const t of transfers) {
-    if (/^0x0{40}$/i.test(t.to)) continue;
+    if (t.to.toLowerCase() === ZERO_ADDRESS) continue;
     const set = recipients.get(t.transactionHash) ?? new Set<string>();
     set.add(t.to.toLowerCase());
     recipients.set(t.transactionHash, set);
