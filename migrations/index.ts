@@ -28,6 +28,7 @@ import { Migration20261127041604Media } from './Migration20261127041604Media';
 import { Migration20261127070000WalletActivity } from './Migration20261127070000WalletActivity';
 import { Migration20261127070100Spam } from './Migration20261127070100Spam';
 import { Migration20261127073000ContractIndex } from './Migration20261127073000ContractIndex';
+import { Migration20261127110000ReceiverChoices } from './Migration20261127110000ReceiverChoices';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261127070000WalletActivity', class: Migration20261127070000WalletActivity },
   { name: 'Migration20261127070100Spam', class: Migration20261127070100Spam },
   { name: 'Migration20261127073000ContractIndex', class: Migration20261127073000ContractIndex },
+  { name: 'Migration20261127110000ReceiverChoices', class: Migration20261127110000ReceiverChoices },
 ];

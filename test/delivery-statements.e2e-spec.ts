@@ -169,6 +169,7 @@ describe('claim and result statements under a backlog the statistics have not se
           sequence: null,
           nextAttemptAt: null,
           succeededAt: now,
+          exhausts: false,
         })),
       );
       recorded = applied.size;

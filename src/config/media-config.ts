@@ -1,5 +1,5 @@
 import { isAbsolute, normalize } from 'node:path';
-import { key32, Parsed, rule, variable } from './variables';
+import { key32, Parsed, rule, url, variable } from './variables';
 
 /** Token images and their thumbnails (docs/IMAGES.md "Images"). */
 export interface MediaConfig {
@@ -7,6 +7,8 @@ export interface MediaConfig {
   readonly signingKey: Buffer;
   /** MEDIA_STORAGE: thumbnails in PostgreSQL, or in this absolute directory (created if missing). */
   readonly storage: { readonly kind: 'postgres' } | { readonly kind: 'directory'; readonly path: string };
+  /** MEDIA_PUBLIC_URL: the origin of thumbnail links made outside a request (full webhook bodies); null: http://localhost:PORT. */
+  readonly publicUrl: string | null;
 }
 
 /** Signs thumbnail links outside production; published here, so production refuses it. */
@@ -33,9 +35,14 @@ export const mediaVariables = (production: boolean) => ({
       ? fail('must not use the development key when NODE_ENV=production')
       : key;
   }),
+  MEDIA_PUBLIC_URL: url(null, ['http:', 'https:']),
   MEDIA_STORAGE: rule<MediaConfig['storage']>({ kind: 'postgres' }, 'postgres or an absolute directory path', parseMediaStorage),
 });
 
 export function mediaConfig(e: Parsed<ReturnType<typeof mediaVariables>>): MediaConfig {
-  return { signingKey: e.MEDIA_SIGNING_KEY ?? DEVELOPMENT_MEDIA_SIGNING_KEY, storage: e.MEDIA_STORAGE };
+  return {
+    signingKey: e.MEDIA_SIGNING_KEY ?? DEVELOPMENT_MEDIA_SIGNING_KEY,
+    storage: e.MEDIA_STORAGE,
+    publicUrl: e.MEDIA_PUBLIC_URL === null ? null : e.MEDIA_PUBLIC_URL.replace(/\/+$/, ''),
+  };
 }

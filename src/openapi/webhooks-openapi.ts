@@ -21,6 +21,7 @@ const PRODUCERS: Record<WebhookType, Array<{ resourceType: string; action: strin
   payment: [],
   kyc: [],
   document: [],
+  operational: [],
 };
 
 const TITLES: Record<WebhookType, string> = {
@@ -30,6 +31,7 @@ const TITLES: Record<WebhookType, string> = {
   payment: 'Payment events',
   kyc: 'KYC events',
   document: 'Document events',
+  operational: 'Operational events (endpoints and deliveries)',
 };
 
 const SENT_TYPES = WEBHOOK_TYPES.filter((type) => PRODUCERS[type].length > 0);

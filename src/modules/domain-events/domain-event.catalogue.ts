@@ -3,7 +3,9 @@
  * fixes the webhook type it is filtered by, the resourceType and action integrators see, and the
  * shape of `changes` (README.md "Webhooks"; the OpenAPI document's `webhooks` section).
  */
-import { BUILT_IN_RESOURCE_TYPES, WEBHOOK_TYPES, type WebhookType } from '../../common/webhook-types';
+import { BUILT_IN_RESOURCE_TYPES, ENDPOINT_OPERATIONAL_ACTIONS, WEBHOOK_TYPES, type WebhookType } from '../../common/webhook-types';
+
+export type EndpointOperationalAction = (typeof ENDPOINT_OPERATIONAL_ACTIONS)[number];
 
 export { BUILT_IN_RESOURCE_TYPES, WEBHOOK_TYPES, type WebhookType };
 
@@ -17,7 +19,16 @@ export type DomainEventInput =
   | { webhookType: 'transaction'; resourceType: 'Transaction'; action: 'create'; resourceId: string; changes: null }
   // A chain movement whose block a reorg replaced: changes is {status: 'reverted'}.
   | { webhookType: 'transaction'; resourceType: 'Transaction'; action: 'update'; resourceId: string; changes: EventChanges }
-  | { webhookType: WebhookType; resourceType: 'WebhookTest'; action: 'test'; resourceId: string; changes: null };
+  | { webhookType: WebhookType; resourceType: 'WebhookTest'; action: 'test'; resourceId: string; changes: null }
+  // What happens to the delivery itself, for the organization's other endpoints (endpointOperational, webhookExhausted).
+  | {
+      webhookType: 'operational';
+      resourceType: 'WebhookEndpoint';
+      action: EndpointOperationalAction;
+      resourceId: string;
+      changes: EventChanges | null;
+    }
+  | { webhookType: 'operational'; resourceType: 'Webhook'; action: 'exhausted'; resourceId: string; changes: { endpointId: string } };
 
 export type ResourceType = DomainEventInput['resourceType'];
 export type EventAction = DomainEventInput['action'];
@@ -77,4 +88,36 @@ export function transactionReverted(transactionId: string, contractAddress: stri
     changes: { status: 'reverted' },
     contractAddress,
   };
+}
+
+/**
+ * `operational` `disabled`/`enabled` when an endpoint is switched (changes: the switch and why),
+ * `failing` at its fifth consecutive failed attempt and `recovered` at its first success after
+ * that (changes null). Sent to the organization's other endpoints that subscribe to `operational`.
+ */
+export function endpointOperational(
+  endpointId: string,
+  action: EndpointOperationalAction,
+  disabledReason: string | null = null,
+): Extract<DomainEventInput, { resourceType: 'WebhookEndpoint' }> {
+  const switched = action === 'disabled' || action === 'enabled';
+  return {
+    webhookType: 'operational',
+    resourceType: 'WebhookEndpoint',
+    action,
+    resourceId: endpointId,
+    changes: switched ? { enabled: action === 'enabled', disabledReason: action === 'enabled' ? null : disabledReason } : null,
+  };
+}
+
+/** `operational` `exhausted`: a webhook's last scheduled attempt failed (it is now `failed`). */
+export function webhookExhausted(webhookId: string, endpointId: string): Extract<DomainEventInput, { resourceType: 'Webhook' }> {
+  return { webhookType: 'operational', resourceType: 'Webhook', action: 'exhausted', resourceId: webhookId, changes: { endpointId } };
+}
+
+/** The endpoint an `operational` event is about: it is never sent to that endpoint. */
+export function operationalSubject(event: { webhookType: string; resourceId: string; changes: Record<string, unknown> | null }): string | null {
+  if (event.webhookType !== 'operational') return null;
+  const endpointId = event.changes?.endpointId;
+  return typeof endpointId === 'string' ? endpointId : event.resourceId;
 }

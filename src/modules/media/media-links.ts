@@ -36,4 +36,10 @@ export class MediaLinkSigner {
     const origin = `${req.protocol === 'https' ? 'https' : 'http'}://${HOST.test(host) ? host : 'localhost'}`;
     return new MediaLinks(origin, this.config.media.signingKey, Math.floor(nowMs / 1000) + MEDIA_LINK_TTL_SECONDS);
   }
+
+  /** Links made outside a request (the `data` of a full webhook body): MEDIA_PUBLIC_URL's origin. */
+  forWebhooks(nowMs = Date.now()): MediaLinks {
+    const origin = this.config.media.publicUrl ?? `http://localhost:${this.config.port}`;
+    return new MediaLinks(origin, this.config.media.signingKey, Math.floor(nowMs / 1000) + MEDIA_LINK_TTL_SECONDS);
+  }
 }

@@ -49,6 +49,16 @@ export class TokenRepository extends EntityRepository<Token> {
   }
 
   /** The token as a read shows it: null when unknown, another organization's, or hidden by the whitelist. */
+  /** Tokens of the organization as the API shows them, whitelisted or not (full webhook bodies are not hidden). */
+  async viewsByIds(organizationId: string, ids: readonly string[]): Promise<TokenView[]> {
+    const rows = await queryRows(
+      outsideTransaction(this.getEntityManager()),
+      `select ${tokenColumnsSql('t', 'tk_')} from "token" t where t."organization_id" = ? and t."id" = any(?::uuid[])`,
+      [organizationId, [...ids]],
+    );
+    return rows.map((row) => tokenViewFromRow(row, 'tk_'));
+  }
+
   async findVisible(organizationId: string, id: string): Promise<TokenView | null> {
     const rows = await queryRows(outsideTransaction(this.getEntityManager()), VISIBLE_TOKEN_SQL, [organizationId, id]);
     return rows.length === 0 ? null : tokenViewFromRow(rows[0], 'tk_');

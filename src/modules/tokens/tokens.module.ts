@@ -1,5 +1,9 @@
 import { MikroOrmModule } from '@mikro-orm/nestjs';
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { EventResources } from '../domain-events/event-resources';
+import { MediaLinkSigner } from '../media/media-links';
+import { TokenDto } from './dto/token.response.dto';
+import { TokenRepository } from './token.repository';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { MediaModule } from '../media/media.module';
 import { SpamInboxModule } from '../spam/spam-inbox.module';
@@ -15,4 +19,18 @@ import { TokensService } from './tokens.service';
   providers: [TokensService, TokenMetadataSyncService],
   exports: [TokensService, TokenMetadataSyncService],
 })
-export class TokensModule {}
+export class TokensModule implements OnModuleInit {
+  constructor(
+    private readonly resources: EventResources,
+    private readonly tokens: TokenRepository,
+    private readonly links: MediaLinkSigner,
+  ) {}
+
+  /** Full webhook bodies and content filters see a token as GET /v1/tokens/{id} answers. */
+  onModuleInit(): void {
+    this.resources.register('Token', async (organizationId, ids) => {
+      const links = this.links.forWebhooks();
+      return new Map((await this.tokens.viewsByIds(organizationId, ids)).map((view) => [view.id, TokenDto.from(view, links)]));
+    });
+  }
+}

@@ -1,5 +1,7 @@
 import { MikroOrmModule } from '@mikro-orm/nestjs';
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { EventResources } from '../domain-events/event-resources';
+import { TransactionDto } from './dto/transaction.response.dto';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { MediaModule } from '../media/media.module';
 import { SpamInboxModule } from '../spam/spam-inbox.module';
@@ -39,4 +41,18 @@ import { WalletTransfersService } from './wallet-transfers.service';
   ],
   exports: [ChainMovementsService],
 })
-export class TransactionsModule {}
+export class TransactionsModule implements OnModuleInit {
+  constructor(
+    private readonly resources: EventResources,
+    private readonly transactions: TransactionsService,
+  ) {}
+
+  /** Full webhook bodies and content filters see a transaction as GET /v1/transactions/{id} answers. */
+  onModuleInit(): void {
+    this.resources.register(
+      'Transaction',
+      async (organizationId, ids) =>
+        new Map((await this.transactions.findMany(organizationId, ids)).map((t) => [t.id, TransactionDto.from(t)])),
+    );
+  }
+}

@@ -175,6 +175,11 @@ export class TransactionsService {
     });
   }
 
+  /** The organization's transactions among `ids`. */
+  findMany(organizationId: string, ids: readonly string[]): Promise<NftTransaction[]> {
+    return this.em.find(NftTransaction, { organizationId, id: { $in: [...ids] } });
+  }
+
   async get(organizationId: string, transactionId: string): Promise<NftTransaction> {
     const transaction = await this.transactions.findInOrganization(organizationId, transactionId);
     if (!transaction) throw notFound('TRANSACTION_NOT_FOUND', `Transaction ${transactionId} does not exist.`);

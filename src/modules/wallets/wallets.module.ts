@@ -1,5 +1,7 @@
 import { MikroOrmModule } from '@mikro-orm/nestjs';
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { EventResources } from '../domain-events/event-resources';
+import { WalletDto } from './dto/wallet.response.dto';
 import { DomainEventsModule } from '../domain-events/domain-events.module';
 import { Wallet } from './wallet.entity';
 import { WalletsController } from './wallets.controller';
@@ -11,4 +13,17 @@ import { WalletsService } from './wallets.service';
   providers: [WalletsService],
   exports: [WalletsService],
 })
-export class WalletsModule {}
+export class WalletsModule implements OnModuleInit {
+  constructor(
+    private readonly resources: EventResources,
+    private readonly wallets: WalletsService,
+  ) {}
+
+  /** Full webhook bodies and content filters see a wallet as GET /v1/wallets/{id} answers. */
+  onModuleInit(): void {
+    this.resources.register(
+      'Wallet',
+      async (organizationId, ids) => new Map((await this.wallets.findMany(organizationId, ids)).map((w) => [w.id, WalletDto.from(w)])),
+    );
+  }
+}

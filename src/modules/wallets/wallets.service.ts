@@ -36,6 +36,11 @@ export class WalletsService {
     return wallet;
   }
 
+  /** The organization's wallets among `ids`. */
+  findMany(organizationId: string, ids: readonly string[]): Promise<Wallet[]> {
+    return this.em.find(Wallet, { organizationId, id: { $in: [...ids] } });
+  }
+
   async get(organizationId: string, walletId: string): Promise<Wallet> {
     const wallet = await this.wallets.findInOrganization(organizationId, walletId);
     if (!wallet) throw walletNotFound(walletId);

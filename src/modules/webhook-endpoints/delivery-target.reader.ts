@@ -9,6 +9,8 @@ import type { EndpointAuthSettings } from './endpoint-auth.rules';
 import type { EndpointTlsSettings } from './endpoint-tls.rules';
 import { openSecret } from '../../common/crypto/secret-box';
 import { signingKeyFromStored } from './signing-keys.rules';
+import type { ContentFilter } from './content-filter.rules';
+import type { PayloadKind } from './receiver-choices.rules';
 
 /**
  * Where and how one endpoint's webhooks are sent, as the delivery worker needs it: the url, the
@@ -47,6 +49,12 @@ export interface DeliveryTarget {
   ordering: 'none' | 'resource';
   /** When the endpoint last changed (auto-disable judges failures from then on at the earliest). */
   updatedAt: Date;
+  /** `full`: bodies carry `data`, the resource as its GET answers. */
+  payload: PayloadKind;
+  /** The content filter events must match (content-filter.rules.ts); null: none. */
+  filter: ContentFilter | null;
+  /** The endpoint's own delays between attempts, in milliseconds; null: the service's schedule. */
+  retryScheduleMs: number[] | null;
 }
 
 interface EndpointRow {
@@ -70,6 +78,9 @@ interface EndpointRow {
   tls_client_key_sealed: string | null;
   updated_at: Date | string;
   ordering: string;
+  payload: string;
+  filter: ContentFilter | string | null;
+  retry_schedule: number[] | string | null;
 }
 
 const SECRET_CACHE_MAX = 1000;
@@ -100,7 +111,7 @@ export class DeliveryTargetReader {
       `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses, headers, rate_limit_per_second,
               shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at,
               signing_private_key_sealed, previous_signing_private_key_sealed, auth, auth_client_secret_sealed,
-              tls, tls_client_key_sealed, updated_at, ordering
+              tls, tls_client_key_sealed, updated_at, ordering, payload, filter, retry_schedule
          from webhook_endpoint where organization_id = any(?::uuid[])
         order by organization_id, is_default desc, id`,
       [unique],
@@ -183,6 +194,9 @@ export class DeliveryTargetReader {
       tls,
       ordering: row.ordering === 'resource' ? 'resource' : 'none',
       updatedAt: new Date(row.updated_at),
+      payload: row.payload === 'full' ? 'full' : 'thin',
+      filter: typeof row.filter === 'string' ? (JSON.parse(row.filter) as ContentFilter) : row.filter,
+      retryScheduleMs: row.retry_schedule === null ? null : parseTextArray(row.retry_schedule as string[] | string).map((s) => Number(s) * 1000),
     };
   }
 
@@ -254,13 +268,17 @@ function defaultTarget(organizationId: string): DeliveryTarget {
     tls: null,
     ordering: 'none',
     updatedAt: new Date(0),
+    payload: 'thin',
+    filter: null,
+    retryScheduleMs: null,
   };
 }
 
 /** text[] arrives parsed from pg, or as its literal (`{a,b}`) when no array parser is registered. */
-function parseTextArray(value: string[] | string | null): string[] {
-  if (value === null) return [];
-  if (Array.isArray(value)) return value;
-  const inner = value.replace(/^\{|\}$/g, '');
-  return inner === '' ? [] : inner.split(',').map((item) => item.replace(/^"|"$/g, ''));
+function parseTextArray(value: readonly (string | number)[] | string | null): string[] {
+  if (typeof value === 'string') {
+    const inner = value.replace(/^\{|\}$/g, '');
+    return inner === '' ? [] : inner.split(',').map((item) => item.replace(/^"|"$/g, ''));
+  }
+  return value === null ? [] : value.map(String);
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DomainError, notFound } from '../../common/errors/domain-error';
 import type { AuditChanges } from '../audit/audit.rules';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
+import type { PayloadKind } from './receiver-choices.rules';
 import type { SigningKeySlots } from './signing-keys.rules';
 import { SECRET_SLOT_FIELDS, SecretSlots } from './webhook-config.rules';
 import type { WebhookEndpoint } from './webhook-endpoint.entity';
@@ -39,6 +40,11 @@ export interface WebhookEndpointInput {
   /** Null: unlimited (the request DTO has checked the bounds). */
   rateLimitPerSecond?: number | null;
   ordering?: EndpointOrdering;
+  payload?: PayloadKind;
+  /** A content filter (checked by parseContentFilter); null removes it. Not on the default endpoint. */
+  filter?: unknown;
+  /** Seconds between attempts (the request DTO has checked the bounds); null: the service's schedule. */
+  retrySchedule?: number[] | null;
 }
 
 /** Every field of the audit view that holds a secret. */
@@ -106,7 +112,7 @@ export function assertComplete(state: { enabled: boolean; url: string | null }, 
 
 /** The default endpoint is the webhook configuration: it has no description and no filter. */
 export function assertDefaultEndpointFields(input: WebhookEndpointInput): void {
-  const refused = (['description', 'filters'] as const).filter((field) => input[field] !== undefined);
+  const refused = (['description', 'filters', 'filter'] as const).filter((field) => input[field] !== undefined);
   if (refused.length === 0) return;
   throw new DomainError(
     422,

@@ -1,9 +1,11 @@
-import { Entity, EntityRepositoryType, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
+import { ArrayType, Entity, EntityRepositoryType, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
 import { v7 as uuidv7 } from 'uuid';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { Organization } from '../organizations/organization.entity';
 import type { EndpointAuthSettings } from './endpoint-auth.rules';
 import type { EndpointTlsSettings } from './endpoint-tls.rules';
+import type { ContentFilter } from './content-filter.rules';
+import type { PayloadKind } from './receiver-choices.rules';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
 import type { EndpointOrdering } from './webhook-endpoint.rules';
 
@@ -95,6 +97,18 @@ export class WebhookEndpoint {
   /** At most this many attempts reach the endpoint in any one-second window; null: unlimited. */
   @Property({ type: 'int', nullable: true })
   rateLimitPerSecond: number | null = null;
+
+  /** `thin` (the event's envelope) or `full` (with `data`, the resource as its GET answers). */
+  @Property({ type: 'text' })
+  payload: PayloadKind = 'thin';
+
+  /** A content filter every event must match to become a webhook here (content-filter.rules.ts); null: none. */
+  @Property({ type: 'json', nullable: true })
+  filter: ContentFilter | null = null;
+
+  /** Seconds between attempts, this endpoint's own; null: the service's schedule. */
+  @Property({ type: new ArrayType<number>((item) => Number(item)), columnType: 'int[]', nullable: true })
+  retrySchedule: number[] | null = null;
 
   /** Why the service switched the endpoint off ("failing"); null when enabled or switched off by a user. */
   @Property({ type: 'text', nullable: true })

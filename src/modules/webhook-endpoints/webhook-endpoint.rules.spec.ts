@@ -1,6 +1,7 @@
 import { diffForAudit } from '../audit/audit.rules';
 import { DomainError } from '../../common/errors/domain-error';
 import { SECRET_SLOT_FIELDS } from './webhook-config.rules';
+import { parseContractAddressFilter } from './receiver-choices.rules';
 import {
   applyEndpointPatch,
   auditedEndpoint,
@@ -11,7 +12,6 @@ import {
   isEmptyPatch,
   missingForEnabled,
   newEndpointState,
-  parseContractAddressFilter,
   StoredEndpoint,
   unconfiguredDefault,
   WebhookEndpointState,
@@ -33,6 +33,9 @@ const state: WebhookEndpointState = {
   headers: {},
   rateLimitPerSecond: null,
   ordering: 'none',
+  payload: 'thin',
+  filter: null,
+  retrySchedule: null,
   disabledReason: null,
 };
 
@@ -94,6 +97,9 @@ describe('webhook endpoint rules', () => {
         headers: {},
         rateLimitPerSecond: null,
         ordering: 'none',
+        payload: 'thin',
+        filter: null,
+        retrySchedule: null,
         disabledReason: null,
       });
       expect(
@@ -190,6 +196,9 @@ describe('webhook endpoint rules', () => {
         headers: {},
         rateLimitPerSecond: null,
         ordering: 'none',
+        payload: 'thin',
+        filter: null,
+        retrySchedule: null,
         hasSharedSecret: true,
         previousSecretExpiresAt: new Date('2026-11-24T00:00:00Z'),
         publicKey: 'whpk_cHVibGlj',
@@ -225,6 +234,9 @@ describe('webhook endpoint rules', () => {
         headers: {},
         rateLimitPerSecond: null,
         ordering: 'none',
+        payload: 'thin',
+        filter: null,
+        retrySchedule: null,
         hasSharedSecret: false,
         previousSecretExpiresAt: null,
         publicKey: null,

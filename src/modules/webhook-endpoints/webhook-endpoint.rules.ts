@@ -1,15 +1,15 @@
-import { badRequest, FieldError } from '../../common/errors/domain-error';
-import { normalizeAddress, toChecksumAddress } from '../../common/evm-address';
+import { toChecksumAddress } from '../../common/evm-address';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { EndpointAuthSettings, endpointAuthView, EndpointAuthView } from './endpoint-auth.rules';
 import { EndpointTlsSettings, endpointTlsView, EndpointTlsView } from './endpoint-tls.rules';
+import type { ContentFilter } from './content-filter.rules';
+import { DEFAULT_CHOICES, PayloadKind, storedChoices } from './receiver-choices.rules';
 import { publicKeyLabel, SigningKeySlots } from './signing-keys.rules';
 import { auditedSlots, disabledReasonAfter, livePreviousSecretExpiry, normalizeWebhookTypes, SecretSlots } from './webhook-config.rules';
 
 /** Endpoints an organization may have, its default endpoint included (docs/WEBHOOKS.md "Webhook endpoints"). */
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
 export const MAX_ENDPOINT_DESCRIPTION_LENGTH = 500;
-export const MAX_FILTER_CONTRACT_ADDRESSES = 1000;
 
 /**
  * How an endpoint's webhooks are ordered: `none`, each sent as soon as it can be (the most
@@ -33,6 +33,10 @@ export interface WebhookEndpointState {
   /** Attempts per one-second window at most; null: unlimited. */
   rateLimitPerSecond: number | null;
   ordering: EndpointOrdering;
+  /** What the receiver chose to get (receiver-choices.rules.ts). */
+  payload: PayloadKind;
+  filter: ContentFilter | null;
+  retrySchedule: number[] | null;
   disabledReason: string | null;
 }
 
@@ -47,6 +51,9 @@ export interface WebhookEndpointPatch {
   headers?: Record<string, string>;
   rateLimitPerSecond?: number | null;
   ordering?: EndpointOrdering;
+  payload?: PayloadKind;
+  filter?: ContentFilter | null;
+  retrySchedule?: number[] | null;
 }
 
 /** Everything the API shows of an endpoint (the default one included); never a secret. */
@@ -63,6 +70,9 @@ export interface WebhookEndpointView {
   headers: Record<string, string>;
   rateLimitPerSecond: number | null;
   ordering: EndpointOrdering;
+  payload: PayloadKind;
+  filter: ContentFilter | null;
+  retrySchedule: number[] | null;
   hasSharedSecret: boolean;
   previousSecretExpiresAt: Date | null;
   /** `whpk_<base64>` of the Ed25519 public key when the endpoint signs asymmetrically; null otherwise. */
@@ -94,40 +104,6 @@ export function endpointLimitReached(otherEndpoints: number): boolean {
   return otherEndpoints + 1 >= MAX_ENDPOINTS_PER_ORGANIZATION;
 }
 
-/**
- * The contract filter of a request: lowercase, without repeats, sorted (so the same set always
- * reads and compares the same). Null or absent means no filter. Every bad entry is named at once
- * (`filters.contractAddresses[3]`); a mixed-case address with a wrong EIP-55 checksum is refused
- * like any other typo (see common/evm-address.ts).
- */
-export function parseContractAddressFilter(
-  inputs: readonly unknown[] | null | undefined,
-  field = 'filters.contractAddresses',
-): string[] | null {
-  if (inputs === null || inputs === undefined) return null;
-  const errors: FieldError[] = [];
-  const unique = new Set<string>();
-  inputs.forEach((input, index) => {
-    const normalized = typeof input === 'string' ? normalizeAddress(input) : null;
-    if (normalized === null) {
-      errors.push({
-        field: `${field}[${index}]`,
-        message: 'must be a 0x-prefixed 20-byte hex address; mixed case must be a valid EIP-55 checksum',
-      });
-    } else {
-      unique.add(normalized);
-    }
-  });
-  if (errors.length > 0) {
-    const detail =
-      errors.length === 1
-        ? `${errors[0].field} is not a valid EVM address (or its EIP-55 checksum is wrong).`
-        : `${errors.length} entries of ${field} are not valid EVM addresses.`;
-    throw badRequest('INVALID_ADDRESS', detail, errors);
-  }
-  return [...unique].sort();
-}
-
 /** A new endpoint: enabled unless told otherwise, types as a set in catalogue order. */
 export function newEndpointState(input: {
   url: string;
@@ -138,6 +114,9 @@ export function newEndpointState(input: {
   headers?: Record<string, string>;
   rateLimitPerSecond?: number | null;
   ordering?: EndpointOrdering;
+  payload?: PayloadKind;
+  filter?: ContentFilter | null;
+  retrySchedule?: number[] | null;
 }): WebhookEndpointState {
   return {
     url: input.url,
@@ -148,6 +127,9 @@ export function newEndpointState(input: {
     headers: { ...input.headers },
     rateLimitPerSecond: input.rateLimitPerSecond ?? null,
     ordering: input.ordering ?? 'none',
+    payload: input.payload ?? DEFAULT_CHOICES.payload,
+    filter: input.filter ?? null,
+    retrySchedule: input.retrySchedule ?? null,
     disabledReason: null,
   };
 }
@@ -164,6 +146,9 @@ export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEn
     headers: { ...(patch.headers ?? state.headers) },
     rateLimitPerSecond: patch.rateLimitPerSecond !== undefined ? patch.rateLimitPerSecond : state.rateLimitPerSecond,
     ordering: patch.ordering ?? state.ordering,
+    payload: patch.payload ?? state.payload,
+    filter: patch.filter !== undefined ? patch.filter : state.filter,
+    retrySchedule: patch.retrySchedule !== undefined ? patch.retrySchedule : state.retrySchedule,
     disabledReason: disabledReasonAfter(state.disabledReason, patch.enabled),
   };
 }
@@ -200,6 +185,9 @@ export interface StoredEndpoint {
   headers: Record<string, string>;
   rateLimitPerSecond: number | null;
   ordering: EndpointOrdering;
+  payload: string;
+  filter: ContentFilter | null;
+  retrySchedule: number[] | null;
   sharedSecretSealed: string | null;
   previousSharedSecretSealed: string | null;
   previousSecretExpiresAt: Date | null;
@@ -226,6 +214,7 @@ export function endpointState(row: StoredEndpoint): WebhookEndpointState {
     headers: { ...row.headers },
     rateLimitPerSecond: row.rateLimitPerSecond,
     ordering: row.ordering,
+    ...storedChoices(row),
     disabledReason: row.disabledReason,
   };
 }
@@ -260,6 +249,7 @@ export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointVie
     headers: { ...row.headers },
     rateLimitPerSecond: row.rateLimitPerSecond,
     ordering: row.ordering,
+    ...storedChoices(row),
     hasSharedSecret: row.sharedSecretSealed !== null,
     previousSecretExpiresAt,
     publicKey: publicKeyLabel(row.signingPublicKey),
@@ -289,6 +279,7 @@ export function unconfiguredDefault(organizationId: string, organizationCreatedA
     headers: {},
     rateLimitPerSecond: null,
     ordering: 'none',
+    ...DEFAULT_CHOICES,
     sharedSecretSealed: null,
     previousSharedSecretSealed: null,
     previousSecretExpiresAt: null,
@@ -367,6 +358,9 @@ export function auditedEndpoint(
         : Object.fromEntries(Object.entries(state.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     rateLimitPerSecond: state.rateLimitPerSecond,
     ordering: state.ordering,
+    payload: state.payload,
+    filter: state.filter,
+    retrySchedule: state.retrySchedule,
     disabledReason: state.disabledReason,
     ...auditedSlots(slots),
     // Public keys only: the private halves never reach the audit log, not even redacted.

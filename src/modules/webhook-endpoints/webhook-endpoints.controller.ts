@@ -15,7 +15,10 @@ import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-prin
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
 import { UuidParam } from '../../common/http/uuid-param';
 import { PageQueryDto } from '../../common/pagination/page-query.dto';
+import { filterMatches } from './content-filter.rules';
+import { FilterTestRequestDto, FilterTestResponseDto } from './dto/filter-test.dto';
 import { RotateSecretDto } from './dto/rotate-secret.request.dto';
+import { parseContentFilter } from './receiver-choices.rules';
 import { RotateSecretResponseDto } from './dto/rotate-secret.response.dto';
 import { CreateWebhookEndpointDto, UpdateWebhookEndpointDto } from './dto/webhook-endpoint.request.dto';
 import { CreatedWebhookEndpointDto, WebhookEndpointDto, WebhookEndpointPageDto } from './dto/webhook-endpoint.response.dto';
@@ -67,6 +70,19 @@ export class WebhookEndpointsController {
   ): Promise<CreatedWebhookEndpointDto> {
     const created = await this.endpoints.create(key.organizationId, body, key, meta);
     return CreatedWebhookEndpointDto.fromCreated(created.endpoint, created.sharedSecret);
+  }
+
+  @Post('filter-test')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'testWebhookFilter',
+    summary: 'Whether a content filter matches an event, judged by the code delivery uses',
+    description: 'Nothing is stored. Try a filter on an event from the delivery log (its `payload`, with `webhookType`) before setting it.',
+  })
+  @ApiOkResponse({ type: FilterTestResponseDto })
+  @ApiBadRequestResponse({ description: 'VALIDATION_FAILED: the filter is invalid; `errors[].field` names the path (`filter.$or[1].action.$foo`).' })
+  filterTest(@Body() body: FilterTestRequestDto): FilterTestResponseDto {
+    return { matches: filterMatches(parseContentFilter(body.filter) ?? {}, body.event) };
   }
 
   @Get(':endpointId')

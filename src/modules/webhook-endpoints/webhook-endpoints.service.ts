@@ -8,6 +8,8 @@ import { AppConfig } from '../../config/app-config';
 import type { ResealReport } from '../../database/sealed-columns';
 import { diffForAudit } from '../audit/audit.rules';
 import { AuditActor, AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
+import { endpointOperational } from '../domain-events/domain-event.catalogue';
+import { DomainEventPublisher } from '../domain-events/domain-event.publisher';
 import { Organization } from '../organizations/organization.entity';
 import {
   assertComplete,
@@ -26,6 +28,7 @@ import {
   WebhookEndpointInput,
 } from './endpoint-change';
 import { EndpointInputs } from './endpoint-input';
+import { parseContentFilter, parseContractAddressFilter } from './receiver-choices.rules';
 import { parseCustomHeaders } from './receiver-options.rules';
 import { dropPreviousSigningKeys, NO_SIGNING_KEYS, rotateSigningSlots, signingSlotsAfterSwitch } from './signing-keys.rules';
 import {
@@ -49,7 +52,6 @@ import {
   isEmptyPatch,
   MAX_ENDPOINTS_PER_ORGANIZATION,
   newEndpointState,
-  parseContractAddressFilter,
   TransportSlots,
   unconfiguredDefault,
   WebhookEndpointView,
@@ -70,6 +72,7 @@ export class WebhookEndpointsService {
     private readonly endpoints: WebhookEndpointRepository,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
+    private readonly events: DomainEventPublisher,
   ) {
     this.inputs = new EndpointInputs(config);
   }
@@ -88,9 +91,16 @@ export class WebhookEndpointsService {
   }
 
   async get(organizationId: string, endpointId: string): Promise<WebhookEndpointView> {
+    const view = await this.find(organizationId, endpointId);
+    if (!view) throw endpointNotFound(endpointId);
+    return view;
+  }
+
+  /** One endpoint of the organization (its default one always exists); null when there is no such endpoint. */
+  async find(organizationId: string, endpointId: string): Promise<WebhookEndpointView | null> {
     const row = await this.endpoints.findOwned(organizationId, endpointId);
     if (row) return endpointView(row, new Date());
-    if (!isDefaultEndpoint(endpointId, organizationId)) throw endpointNotFound(endpointId);
+    if (!isDefaultEndpoint(endpointId, organizationId)) return null;
     return endpointView(unconfiguredDefault(organizationId, await this.organizationCreatedAt(organizationId)), new Date());
   }
 
@@ -100,6 +110,7 @@ export class WebhookEndpointsService {
    */
   async create(organizationId: string, input: WebhookEndpointInput, actor: AuditActor, meta: RequestMeta): Promise<CreatedEndpoint> {
     const contractAddresses = parseContractAddressFilter(input.filters?.contractAddresses);
+    const filter = input.filter === undefined ? null : parseContentFilter(input.filter);
     const headers = input.headers === undefined ? {} : parseCustomHeaders(input.headers);
     await this.inputs.assertAcceptableUrl(input.url as string);
     const generated = input.sharedSecret === undefined ? generateSharedSecret() : undefined;
@@ -129,6 +140,9 @@ export class WebhookEndpointsService {
         headers,
         rateLimitPerSecond: input.rateLimitPerSecond,
         ordering: input.ordering,
+        payload: input.payload,
+        filter,
+        retrySchedule: input.retrySchedule,
       });
       const row = new WebhookEndpoint({ organizationId, ...state, url: input.url as string, sharedSecretSealed: sealed });
       assignTransport(row, {
@@ -165,6 +179,7 @@ export class WebhookEndpointsService {
   ): Promise<WebhookEndpointView> {
     if (isDefaultEndpoint(endpointId, organizationId)) assertDefaultEndpointFields(input);
     const contractAddresses = input.filters === undefined ? undefined : parseContractAddressFilter(input.filters?.contractAddresses);
+    const filter = input.filter === undefined ? undefined : parseContentFilter(input.filter);
     const headers = input.headers === undefined ? undefined : parseCustomHeaders(input.headers);
     if (isEmptyPatch(input)) return this.get(organizationId, endpointId);
     if (typeof input.url === 'string') await this.inputs.assertAcceptableUrl(input.url);
@@ -185,6 +200,9 @@ export class WebhookEndpointsService {
         headers,
         rateLimitPerSecond: input.rateLimitPerSecond,
         ordering: input.ordering,
+        payload: input.payload,
+        filter,
+        retrySchedule: input.retrySchedule,
       });
       // A secret set by PATCH replaces the old one at once: any rotation's previous secret goes too.
       const slotsBefore = endpointSlots(row);
@@ -219,6 +237,10 @@ export class WebhookEndpointsService {
       assignTransport(row, transportAfter);
       row.updatedAt = now;
       this.audit.record(em, { organizationId, actor, meta, ...auditOf(row, 'update', changes) });
+      // Switched by this PATCH: the organization's other endpoints hear of it (a PATCH keeping `enabled` sends nothing).
+      if (before.enabled !== after.enabled) {
+        this.events.publish(em, organizationId, endpointOperational(endpointId, after.enabled ? 'enabled' : 'disabled'));
+      }
       return endpointView(row, now);
     });
   }
@@ -337,6 +359,7 @@ export class WebhookEndpointsService {
             disabledReason: { from: null, to: FAILING_DISABLED_REASON },
           },
         });
+        this.events.publish(em, organizationId, endpointOperational(endpointId, 'disabled', FAILING_DISABLED_REASON));
         return true;
       });
       if (done) disabled.push({ organizationId, endpointId });

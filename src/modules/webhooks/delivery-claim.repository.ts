@@ -1,7 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
 import type { Knex } from 'knex';
-import { execute, outsideTransaction, queryRows } from '../../database/raw-sql';
+import { execute, outsideTransaction, queryRows, SqlTarget } from '../../database/raw-sql';
 import { PENDING_PREDECESSOR, pending } from './delivery-sql';
 import type { HealthChange } from './engine/endpoint-health';
 import type { DeliveryStatus } from './webhook-delivery.entity';
@@ -15,6 +15,7 @@ export interface DeliveryState {
   eventId: string;
   status: DeliveryStatus;
   payload: string;
+  webhookType: string;
   resourceType: string;
   attemptCount: number;
   cycleStartAttempt: number;
@@ -34,6 +35,7 @@ interface StateRow {
   event_id: string;
   status: DeliveryStatus;
   payload: string;
+  webhook_type: string;
   resource_type: string;
   attempt_count: number;
   cycle_start_attempt: number;
@@ -81,7 +83,19 @@ export interface AttemptResult {
   sequence: number | null;
   nextAttemptAt: Date | null;
   succeededAt: Date | null;
+  /** Ends the webhook failed in a way the organization hears of (`operational` `exhausted`): not written. */
+  exhausts: boolean;
 }
+
+/** An endpoint whose run of consecutive failed attempts just crossed the `failing` mark, or ended after it. */
+export interface HealthTransition {
+  endpointId: string;
+  organizationId: string;
+  action: 'failing' | 'recovered';
+}
+
+/** Consecutive failed attempts (over all its webhooks) that make an endpoint `failing`. */
+export const FAILING_AFTER_ATTEMPTS = 5;
 
 /**
  * The engine's statements on the delivery tables, each for a whole batch: what a batch reads of
@@ -102,7 +116,7 @@ export class DeliveryClaimRepository {
     if (ids.length === 0) return out;
     const rows = await queryRows<StateRow>(
       this.knex,
-      `select id, organization_id, endpoint_id, event_id, status, payload, resource_type, attempt_count, cycle_start_attempt,
+      `select id, organization_id, endpoint_id, event_id, status, payload, webhook_type, resource_type, attempt_count, cycle_start_attempt,
               last_attempt_at, next_attempt_at, event_created_at, traceparent, sequence
          from webhook_delivery where id = any(?::uuid[])`,
       [[...ids]],
@@ -115,6 +129,7 @@ export class DeliveryClaimRepository {
         eventId: r.event_id,
         status: r.status,
         payload: r.payload,
+        webhookType: r.webhook_type,
         resourceType: r.resource_type,
         attemptCount: r.attempt_count,
         cycleStartAttempt: r.cycle_start_attempt,
@@ -273,10 +288,10 @@ export class DeliveryClaimRepository {
    * newer claim made while the request was in flight is never overwritten by the late result.
    * Returns the ids whose state was set.
    */
-  async recordResults(rows: readonly AttemptResult[]): Promise<Set<string>> {
+  async recordResults(rows: readonly AttemptResult[], target: SqlTarget = this.knex): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
     const recorded = await queryRows<{ id: string }>(
-      this.knex,
+      target,
       `with u as (
          select * from unnest(?::uuid[], ?::int[], ?::int[], ?::timestamptz[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[], ?::text[])
            as u(id, attempt, cycle_start_attempt, started_at, duration_ms, response_status, error, status, next_attempt_at, succeeded_at, response_body)
@@ -316,25 +331,42 @@ export class DeliveryClaimRepository {
    * success restarts the run with what failed after it; failures alone extend the current run
    * (its start kept) and add to its count. Rows are taken in the given (id) order.
    */
-  async recordHealth(changes: readonly HealthChange[]): Promise<void> {
-    if (changes.length === 0) return;
-    await execute(
-      this.knex,
-      `insert into webhook_endpoint_health as h (endpoint_id, organization_id, last_success_at, failing_since, failed_webhooks)
-       select * from unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::timestamptz[], ?::int[])
+  async recordHealth(changes: readonly HealthChange[], target: SqlTarget = this.knex): Promise<HealthTransition[]> {
+    if (changes.length === 0) return [];
+    // The run after this write: restarted by a success seen, otherwise extended. Written twice
+    // below because an update cannot read the value it sets in another column.
+    const run = `case when excluded.last_success_at is not null then excluded.consecutive_failures
+                      else h.consecutive_failures + excluded.consecutive_failures end`;
+    const rows = await queryRows<{ endpoint_id: string; organization_id: string; failing: boolean; changed: boolean | null }>(
+      target,
+      `insert into webhook_endpoint_health as h
+              (endpoint_id, organization_id, last_success_at, failing_since, failed_webhooks, consecutive_failures, failing, failing_changed_at)
+       select u.*, u.consecutive_failures >= ${FAILING_AFTER_ATTEMPTS}, case when u.consecutive_failures >= ${FAILING_AFTER_ATTEMPTS} then now() end
+         from unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::timestamptz[], ?::int[], ?::int[])
+           as u(endpoint_id, organization_id, last_success_at, failing_since, failed_webhooks, consecutive_failures)
        on conflict (endpoint_id) do update set
          failing_since = case when excluded.last_success_at is not null then excluded.failing_since
                               else coalesce(h.failing_since, excluded.failing_since) end,
          failed_webhooks = case when excluded.last_success_at is not null then excluded.failed_webhooks
                                 else h.failed_webhooks + excluded.failed_webhooks end,
-         last_success_at = coalesce(excluded.last_success_at, h.last_success_at)`,
+         last_success_at = coalesce(excluded.last_success_at, h.last_success_at),
+         consecutive_failures = ${run},
+         -- Failing from the fifth failure in a row until a success; the time marks this write's change.
+         failing = ${run} >= ${FAILING_AFTER_ATTEMPTS} or (h.failing and excluded.last_success_at is null),
+         failing_changed_at = case when (${run} >= ${FAILING_AFTER_ATTEMPTS} or (h.failing and excluded.last_success_at is null)) <> h.failing
+                                   then now() else h.failing_changed_at end
+       returning endpoint_id, organization_id, failing, failing_changed_at = now() as changed`,
       [
         changes.map((c) => c.endpointId),
         changes.map((c) => c.organizationId),
         changes.map((c) => c.succeededAt),
         changes.map((c) => c.firstFailureAt),
         changes.map((c) => c.failedWebhooks),
+        changes.map((c) => c.consecutiveFailures),
       ] as never[],
     );
+    return rows
+      .filter((row) => row.changed === true)
+      .map((row) => ({ endpointId: row.endpoint_id, organizationId: row.organization_id, action: row.failing ? ('failing' as const) : ('recovered' as const) }));
   }
 }

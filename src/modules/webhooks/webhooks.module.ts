@@ -28,6 +28,7 @@ import { WebhookStatsService } from './stats/webhook-stats.service';
 import { WebhookProcessor } from './engine/webhook.processor';
 import { WebhooksController } from './api/webhooks.controller';
 import { WebhooksService } from './api/webhooks.service';
+import { DeliveryLogResources } from './api/delivery-log-resources';
 
 /** Feeds the queue-depth and outbox-lag gauges of /metrics from this process. */
 @Injectable()
@@ -96,6 +97,7 @@ export class WebhooksModule {
         WebhookStatsService,
         WebhookStatsReader,
         WebhookMetricsSampler,
+        DeliveryLogResources,
         ...workerProviders,
       ],
     };

@@ -23,7 +23,8 @@ import { AUTH_TYPES } from '../endpoint-auth.rules';
 import { MAX_PEM_LENGTH } from '../endpoint-tls.rules';
 import type { EndpointOrdering } from '../webhook-endpoint.rules';
 import { EnabledField, OrderingField, SharedSecretField, UrlField, WebhookTypesField } from './endpoint-fields';
-import { MAX_ENDPOINT_DESCRIPTION_LENGTH, MAX_FILTER_CONTRACT_ADDRESSES } from '../webhook-endpoint.rules';
+import { MAX_FILTER_CONTRACT_ADDRESSES, PAYLOAD_KINDS, PayloadKind, RETRY_SCHEDULE_LIMITS } from '../receiver-choices.rules';
+import { MAX_ENDPOINT_DESCRIPTION_LENGTH } from '../webhook-endpoint.rules';
 import {
   MAX_CUSTOM_HEADER_VALUE_LENGTH,
   MAX_CUSTOM_HEADERS,
@@ -246,6 +247,54 @@ class WebhookEndpointFields {
   /** `none` (default) or `resource`: see the endpoint's `ordering`. */
   @OrderingField()
   ordering?: EndpointOrdering;
+
+  /**
+   * `thin` (default): the event's envelope, as every receiver gets it. `full`: the envelope and a
+   * last key `data`, the resource as its GET answers right after the change (see the event
+   * catalogue, `GET /v1/event-types`). Anything else is a 400.
+   */
+  @ApiPropertyOptional({ enum: PAYLOAD_KINDS, default: 'thin' })
+  @IsIn(PAYLOAD_KINDS)
+  payload?: PayloadKind;
+
+  /**
+   * A content filter (JSON-match syntax: literals, nested objects, `$eq $neq $gt $gte $lt $lte $in
+   * $nin $exist $startsWith $or $and $not`) matched against `{webhookType, resourceType, action,
+   * organizationId, resourceId, changes, data}`; an event that does not match makes no webhook for
+   * this endpoint. At most 10 keys deep, 100 nodes and 8 KiB; a 400 names the offending path
+   * (`filter.data.amount.$gt`). Null (the default) removes it. Not on the default endpoint.
+   */
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    example: { resourceType: 'Token', data: { contractAddress: { $in: ['0x5fbdb2315678afecb367f032d93f642f64180aa3'] } } },
+  })
+  @ValidateIf(presentAndNotNull('filter'))
+  @IsObject()
+  filter?: Record<string, unknown> | null;
+
+  /**
+   * This endpoint's own retry delays in seconds: 1 to 20 integers of 1 to 86,400, the first used
+   * after the first failed attempt (so a webhook gets entries + 1 attempts), each with at most ±10 %
+   * jitter. A longer `Retry-After` from the receiver still wins. Null (the default): the service's schedule.
+   */
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'integer', minimum: RETRY_SCHEDULE_LIMITS.minSeconds, maximum: RETRY_SCHEDULE_LIMITS.maxSeconds },
+    minItems: RETRY_SCHEDULE_LIMITS.minEntries,
+    maxItems: RETRY_SCHEDULE_LIMITS.maxEntries,
+    nullable: true,
+    example: [10, 60, 600, 3600],
+  })
+  @ValidateIf(presentAndNotNull('retrySchedule'))
+  @IsArray()
+  @ArrayMinSize(RETRY_SCHEDULE_LIMITS.minEntries)
+  @ArrayMaxSize(RETRY_SCHEDULE_LIMITS.maxEntries)
+  @IsInt({ each: true })
+  @Min(RETRY_SCHEDULE_LIMITS.minSeconds, { each: true })
+  @Max(RETRY_SCHEDULE_LIMITS.maxSeconds, { each: true })
+  retrySchedule?: number[] | null;
 }
 
 export class CreateWebhookEndpointDto extends WebhookEndpointFields {

@@ -3,6 +3,7 @@ import { toChecksumAddress } from '../../../common/evm-address';
 import { formatUtc } from '../../../common/time';
 import { WEBHOOK_TYPES, WebhookType } from '../../domain-events/domain-event.catalogue';
 import { AUTH_TYPES } from '../endpoint-auth.rules';
+import { PAYLOAD_KINDS, type PayloadKind } from '../receiver-choices.rules';
 import { ENDPOINT_ORDERINGS, type EndpointOrdering, type WebhookEndpointView } from '../webhook-endpoint.rules';
 import { pick } from '../../../common/pick';
 
@@ -102,6 +103,18 @@ export class WebhookEndpointDto {
   })
   ordering: EndpointOrdering;
 
+  /** `thin`: the event's envelope; `full`: the envelope and `data`, the resource as its GET answers. */
+  @ApiProperty({ enum: PAYLOAD_KINDS, example: 'thin' })
+  payload: PayloadKind;
+
+  /** The content filter every event must match to become a webhook here; null: none. */
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, example: null })
+  filter: Record<string, unknown> | null;
+
+  /** This endpoint's retry delays in seconds; null: the service's schedule (WEBHOOK_RETRY_SCHEDULE). */
+  @ApiProperty({ type: 'array', items: { type: 'integer' }, nullable: true, example: null })
+  retrySchedule: number[] | null;
+
   /** Whether a shared secret is set. The secret itself is never returned. */
   @ApiProperty({ type: Boolean })
   hasSharedSecret: boolean;
@@ -161,7 +174,7 @@ export class WebhookEndpointDto {
       webhookTypes: [...view.webhookTypes],
       filters: { contractAddresses: view.contractAddresses === null ? null : view.contractAddresses.map(toChecksumAddress) },
       headers: { ...view.headers },
-      ...pick(view, 'rateLimitPerSecond', 'ordering', 'hasSharedSecret'),
+      ...pick(view, 'rateLimitPerSecond', 'ordering', 'payload', 'filter', 'retrySchedule', 'hasSharedSecret'),
       previousSecretExpiresAtUtc: formatUtc(view.previousSecretExpiresAt),
       ...pick(view, 'publicKey', 'previousPublicKey'),
       auth: view.auth === null ? null : { ...view.auth },

@@ -186,6 +186,14 @@ export class WebhookDetailDto extends WebhookSummaryDto {
   @ApiProperty({ type: 'object', additionalProperties: true })
   payload: Record<string, unknown>;
   attempts: WebhookAttemptDto[];
+
+  static fromLog(delivery: WebhookDelivery, attempts: readonly LoggedAttempt[]): WebhookDetailDto {
+    return {
+      ...WebhookSummaryDto.from(delivery),
+      payload: JSON.parse(delivery.payload) as Record<string, unknown>,
+      attempts: attempts.map((attempt) => WebhookAttemptDto.from(attempt)),
+    };
+  }
 }
 
 export class WebhookPageDto {

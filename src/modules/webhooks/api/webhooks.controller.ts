@@ -19,7 +19,6 @@ import {
   ReplayAcceptedDto,
   ReplayWebhooksDto,
   TestWebhookDto,
-  WebhookAttemptDto,
   WebhookDetailDto,
   WebhookListQueryDto,
   WebhookPageDto,
@@ -86,11 +85,7 @@ export class WebhooksController {
   @ApiOperation({ operationId: 'getWebhook', summary: 'One webhook with its body as sent and every attempt' })
   async get(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('webhookId') id: string): Promise<WebhookDetailDto> {
     const { delivery, attempts } = await this.webhooks.get(key.organizationId, id);
-    return {
-      ...WebhookSummaryDto.from(delivery),
-      payload: JSON.parse(delivery.payload) as Record<string, unknown>,
-      attempts: attempts.map((attempt) => WebhookAttemptDto.from(attempt)),
-    };
+    return WebhookDetailDto.fromLog(delivery, attempts);
   }
 
   @Post('webhooks/:webhookId/redeliver')

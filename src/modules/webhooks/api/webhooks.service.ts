@@ -68,9 +68,15 @@ export class WebhooksService {
   }
 
   async get(organizationId: string, id: string) {
+    const entry = await this.find(organizationId, id);
+    if (!entry) throw notFound('WEBHOOK_NOT_FOUND', `Webhook ${id} does not exist.`);
+    return entry;
+  }
+
+  /** A delivery log entry with its attempts; null when the organization has no such webhook. */
+  async find(organizationId: string, id: string) {
     const delivery = await this.deliveries.findInOrganization(organizationId, id);
-    if (!delivery) throw notFound('WEBHOOK_NOT_FOUND', `Webhook ${id} does not exist.`);
-    return { delivery, attempts: await this.deliveries.attempts(delivery) };
+    return delivery ? { delivery, attempts: await this.deliveries.attempts(delivery) } : null;
   }
 
   /** Sends the same id and body again, re-signed with the current secret, with a fresh retry cycle. */

@@ -1,4 +1,7 @@
+import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { DomainEventInput, endpointOperational, webhookExhausted } from '../../domain-events/domain-event.catalogue';
+import { DomainEventPublisher } from '../../domain-events/domain-event.publisher';
 import { AttemptResult, DeliveryClaimRepository } from '../delivery-claim.repository';
 import { EndpointHealthTally } from './endpoint-health';
 import { MicroBatch } from './micro-batch';
@@ -31,8 +34,10 @@ export class AttemptResults implements OnModuleDestroy {
   private readonly healthWrites: Periodic;
 
   constructor(
+    private readonly em: EntityManager,
     private readonly deliveries: DeliveryClaimRepository,
     private readonly jobs: WebhookJobs,
+    private readonly events: DomainEventPublisher,
   ) {
     this.results = new MicroBatch((rows) => this.write(rows), RESULT_BATCH);
     this.healthWrites = new Periodic({
@@ -50,7 +55,7 @@ export class AttemptResults implements OnModuleDestroy {
   }
 
   private async write(rows: AttemptResult[]): Promise<boolean[]> {
-    const applied = await this.deliveries.recordResults(rows);
+    const applied = rows.some((row) => row.exhausts) ? await this.writeExhausting(rows) : await this.deliveries.recordResults(rows);
     const ended = rows.filter((row) => row.sequence !== null && row.status !== 'pending' && applied.has(row.id)).map((row) => row.id);
     if (ended.length > 0) void this.releaseSuccessors(ended);
     const at = new Date();
@@ -77,9 +82,45 @@ export class AttemptResults implements OnModuleDestroy {
     }
   }
 
-  /** Writes the endpoints' health gathered since the last write; a failed write only delays auto-disable. */
+  /**
+   * Results of which some end their webhook failed: written in one transaction with the
+   * `operational` `exhausted` event of each that the write applied, so neither exists without the other.
+   */
+  private writeExhausting(rows: AttemptResult[]): Promise<Set<string>> {
+    return this.em.fork().transactional(async (em) => {
+      const applied = await this.deliveries.recordResults(rows, em);
+      await this.publishByOrganization(
+        em,
+        rows.filter((row) => row.exhausts && applied.has(row.id)).map((row) => ({
+          organizationId: row.organizationId,
+          event: webhookExhausted(row.id, row.endpointId),
+        })),
+      );
+      return applied;
+    });
+  }
+
+  /**
+   * Writes the endpoints' health gathered since the last write, with the `operational` `failing` and
+   * `recovered` events of the endpoints whose run crossed the mark, in one transaction. A failed
+   * write only delays auto-disable and those events (the tally is lost, the run restarts).
+   */
   private async flushHealth(): Promise<void> {
-    await this.deliveries.recordHealth(this.health.take());
+    const changes = this.health.take();
+    if (changes.length === 0) return;
+    await this.em.fork().transactional(async (em) => {
+      const transitions = await this.deliveries.recordHealth(changes, em);
+      await this.publishByOrganization(
+        em,
+        transitions.map((t) => ({ organizationId: t.organizationId, event: endpointOperational(t.endpointId, t.action) })),
+      );
+    });
+  }
+
+  private async publishByOrganization(em: EntityManager, events: { organizationId: string; event: DomainEventInput }[]): Promise<void> {
+    const byOrganization = new Map<string, DomainEventInput[]>();
+    for (const { organizationId, event } of events) byOrganization.set(organizationId, [...(byOrganization.get(organizationId) ?? []), event]);
+    for (const [organizationId, list] of byOrganization) await this.events.publishMany(em, organizationId, list);
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -9,7 +9,7 @@ import type { PlannedAttempt } from './delivery-plan';
 import { RetryLaterError } from './webhook-jobs';
 import { countAttempt, webhookDeliveryLatency } from './webhook-metrics';
 import type { SendResult } from './webhook-sender';
-import { attemptMayStart, decideAfterAttempt, retryAfterMs } from './webhook.rules';
+import { attemptMayStart, decideAfterAttempt, retryAfterMs, retryScheduleOf } from './webhook.rules';
 
 /**
  * Makes one claimed attempt, top to bottom: a slot of its organization and of its endpoint, a
@@ -36,6 +36,7 @@ export class AttemptRunner {
     countAttempt(result.outcome);
 
     const now = new Date();
+    const schedule = retryScheduleOf(claim.target, this.config.webhook.retryScheduleMs);
     const after = decideAfterAttempt(
       {
         outcome: result.outcome,
@@ -44,7 +45,9 @@ export class AttemptRunner {
         cycleStartAttempt: claim.cycleStartAttempt,
         retryAfterMs: retryAfterMs(result.status, result.retryAfter, now.getTime()),
       },
-      this.config.webhook.retryScheduleMs,
+      schedule.scheduleMs,
+      Math.random,
+      schedule.jitter,
     );
     const applied = await this.results.record({
       id: claim.id,
@@ -61,6 +64,8 @@ export class AttemptRunner {
       sequence: claim.sequence,
       nextAttemptAt: after.status === 'pending' ? new Date(now.getTime() + after.delayMs) : null,
       succeededAt: after.status === 'succeeded' ? now : null,
+      // The organization hears of a webhook that ends failed, unless it is itself operational (no loops) or its endpoint is gone.
+      exhausts: after.status === 'failed' && claim.webhookType !== 'operational' && claim.target !== null,
     });
     if (!applied) {
       // Redelivered (or re-claimed after our lease ran out) while the request was in flight: the

@@ -3,11 +3,12 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config';
 import { knexTransaction } from '../../../database/raw-sql';
+import { EventResources } from '../../domain-events/event-resources';
 import { DeliveryTargetReader } from '../../webhook-endpoints/delivery-target.reader';
 import { DeliveryClaimRepository, DeliveryState } from '../delivery-claim.repository';
 import { AttemptRunner } from './attempt-runner';
 import { AttemptSlots } from './attempt-slots';
-import { DeliveryPlan, PendingEvent, PlannedAttempt, planDeliveries } from './delivery-plan';
+import { DeliveryPlan, needsResource, PendingEvent, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { MicroBatch } from './micro-batch';
 import { OutboxEvents } from './outbox/outbox-events';
 import { AttemptWebhookJob, delayOf, JudgeEventsJob, RetryLaterError, WebhookJobs } from './webhook-jobs';
@@ -68,6 +69,7 @@ export class WebhookBatchExecutor implements OnModuleDestroy {
     private readonly jobs: WebhookJobs,
     private readonly slots: AttemptSlots,
     private readonly attempts: AttemptRunner,
+    private readonly resources: EventResources,
   ) {
     this.leaseMs = attemptLeaseMs(config.webhook.timeoutMs);
     this.furthestAttemptMs = furthestLegitimateAttemptMs(config.webhook.retryScheduleMs, this.leaseMs);
@@ -94,6 +96,7 @@ export class WebhookBatchExecutor implements OnModuleDestroy {
     const [states, events] = await Promise.all([this.deliveries.states(webhookIds), this.outbox.pending(eventIds)]);
     const organizations = [...[...states.values()].map((s) => s.organizationId), ...[...events.values()].map((e) => e.organizationId)];
     const endpoints = await this.targets.endpoints(organizations);
+    const data = await this.resources.read([...events.values()].filter((e) => needsResource(e, endpoints.get(e.organizationId) ?? [])));
     const now = new Date();
     const leaseUntil = new Date(now.getTime() + this.leaseMs);
     const plan = planDeliveries({
@@ -102,6 +105,7 @@ export class WebhookBatchExecutor implements OnModuleDestroy {
       states,
       events,
       endpoints,
+      data,
       now,
       furthestAttemptMs: this.furthestAttemptMs,
       admit: this.slots.admission(),

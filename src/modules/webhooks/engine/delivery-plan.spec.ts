@@ -27,6 +27,9 @@ function target(overrides: Partial<DeliveryTarget> = {}): DeliveryTarget {
     tls: null,
     ordering: 'none',
     updatedAt: NOW,
+    payload: 'thin',
+    filter: null,
+    retryScheduleMs: null,
     ...overrides,
   };
 }
@@ -52,6 +55,7 @@ function state(overrides: Partial<DeliveryState> = {}): DeliveryState {
     eventId: EVENT,
     status: 'pending',
     payload: '{}',
+    webhookType: 'custodialAccount',
     resourceType: 'Wallet',
     attemptCount: 1,
     cycleStartAttempt: 0,
@@ -73,6 +77,7 @@ function input(overrides: Partial<PlanInput>): PlanInput {
     states: new Map(),
     events: new Map(),
     endpoints: new Map([[ORG, [target()]]]),
+    data: new Map(),
     now: NOW,
     furthestAttemptMs: 86_400_000,
     admit: admitAll,

@@ -2,7 +2,7 @@ import { formatDbTimestamp } from '../../../common/time';
 import type { UnjudgedEvent } from '../../domain-events/domain-event.store';
 import type { DeliveryTarget } from '../../webhook-endpoints/delivery-target.reader';
 import type { DeliveryState, NewDelivery } from '../delivery-claim.repository';
-import { buildWebhookBody, decideAttempt, decideEvent, permanentFailure, webhookIdFor } from './webhook.rules';
+import { buildWebhookBody, decideAttempt, decideEvent, passesChoices, permanentFailure, webhookIdFor } from './webhook.rules';
 
 /** An event the engine has yet to judge into webhooks. */
 export type PendingEvent = UnjudgedEvent;
@@ -32,6 +32,7 @@ export interface PlannedAttempt {
   cycleStartAttempt: number;
   payload: string;
   eventCreatedAt: Date;
+  webhookType: string;
   resourceType: string;
   /** The W3C traceparent of the request that wrote the event, for the attempt's span to link to; null when untraced. */
   traceparent: string | null;
@@ -72,6 +73,8 @@ export interface PlanInput {
   events: ReadonlyMap<string, PendingEvent>;
   /** Every endpoint of each organization concerned, read fresh for this batch. */
   endpoints: ReadonlyMap<string, DeliveryTarget[]>;
+  /** The resource of each event some endpoint filters on or takes full bodies of (see needsResource). */
+  data: ReadonlyMap<string, unknown>;
   now: Date;
   /** Past this, a next attempt was written by a skewed clock and is due now (see decideAttempt). */
   furthestAttemptMs: number;
@@ -95,6 +98,8 @@ export function planDeliveries(input: PlanInput): DeliveryPlan {
     let eventOrdered = false;
     for (const target of input.endpoints.get(event.organizationId) ?? []) {
       if (decideEvent(event, target).kind === 'skip') continue;
+      const data = input.data.get(eventId) ?? null;
+      if (!passesChoices(event, target, data)) continue;
       const ordered = target.ordering === 'resource';
       eventOrdered ||= ordered;
       const id = webhookIdFor(eventId, target.endpointId, target.isDefault);
@@ -106,6 +111,7 @@ export function planDeliveries(input: PlanInput): DeliveryPlan {
         resourceType: event.resourceType,
         createdAtUtc: formatDbTimestamp(event.createdAt),
         changes: event.changes,
+        data: target.payload === 'full' ? data : undefined,
       });
       const attempt = plannedAttempt(
         {
@@ -114,6 +120,7 @@ export function planDeliveries(input: PlanInput): DeliveryPlan {
           organizationId: event.organizationId,
           endpointId: target.endpointId,
           payload,
+          webhookType: event.webhookType,
           resourceType: event.resourceType,
           traceparent: event.traceparent,
           sequence: null,
@@ -180,6 +187,7 @@ function plannedAttempt(
     organizationId: string;
     endpointId: string;
     payload: string;
+    webhookType: string;
     resourceType: string;
     traceparent: string | null;
     sequence: number | null;
@@ -200,6 +208,7 @@ function plannedAttempt(
     cycleStartAttempt: 0,
     payload: webhook.payload,
     eventCreatedAt: new Date(eventCreatedAt),
+    webhookType: webhook.webhookType,
     resourceType: webhook.resourceType,
     traceparent: webhook.traceparent,
     sequence: webhook.sequence,
@@ -208,6 +217,16 @@ function plannedAttempt(
     permanent,
     previous,
   };
+}
+
+/**
+ * Whether judging an event needs its resource (`data`): when an endpoint of its organization that
+ * may receive it filters on content or takes full bodies. Reading nothing otherwise keeps thin,
+ * unfiltered fan-out as cheap as before.
+ */
+export function needsResource(event: Pick<PendingEvent, 'webhookType' | 'resourceType' | 'contractAddress'>, targets: readonly DeliveryTarget[]): boolean {
+  if (event.resourceType === 'WebhookTest') return false;
+  return targets.some((target) => (target.filter !== null || target.payload === 'full') && decideEvent(event, target).kind === 'deliver');
 }
 
 /**

@@ -13,6 +13,8 @@ export interface HealthChange {
   firstFailureAt: Date | null;
   /** Webhooks that failed after the last success seen: each counted once per retry cycle. */
   failedWebhooks: number;
+  /** Attempts that failed after the last success seen, every one counted (`operational` `failing`). */
+  consecutiveFailures: number;
 }
 
 export class EndpointHealthTally {
@@ -29,14 +31,17 @@ export class EndpointHealthTally {
       succeededAt: null,
       firstFailureAt: null,
       failedWebhooks: 0,
+      consecutiveFailures: 0,
     };
     if (attempt.succeeded) {
       change.succeededAt = at;
       change.firstFailureAt = null;
       change.failedWebhooks = 0;
+      change.consecutiveFailures = 0;
     } else {
       change.firstFailureAt ??= at;
       if (attempt.firstOfCycle) change.failedWebhooks += 1;
+      change.consecutiveFailures += 1;
     }
     this.changes.set(attempt.endpointId, change);
   }

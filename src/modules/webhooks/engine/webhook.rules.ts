@@ -1,5 +1,7 @@
 import { parse as parseUuid, v7 as uuidv7 } from 'uuid';
 import { createHash } from 'node:crypto';
+import { operationalSubject } from '../../domain-events/domain-event.catalogue';
+import { ContentFilter, filterMatches } from '../../webhook-endpoints/content-filter.rules';
 
 /** What the body of a webhook is built from (README.md, "Webhooks", item 3). */
 export interface WebhookSource {
@@ -11,6 +13,8 @@ export interface WebhookSource {
   /** The event's commit-side timestamp, already in the API's UTC format. */
   createdAtUtc: string;
   changes: Record<string, unknown> | null;
+  /** For an endpoint that takes full bodies: the resource as its GET answers (null for a test); left out for thin bodies. */
+  data?: unknown;
 }
 
 /**
@@ -26,6 +30,8 @@ export function buildWebhookBody(source: WebhookSource): string {
     resourceType: source.resourceType,
     createdAtUtc: source.createdAtUtc,
     changes: source.changes ?? null,
+    // Last, and only for full bodies: a thin body stays byte for byte the envelope above.
+    ...(source.data === undefined ? {} : { data: source.data }),
   });
 }
 
@@ -38,10 +44,24 @@ export function retryDelayMs(
   schedule: readonly number[],
   failedAttemptsInCycle: number,
   random: () => number = Math.random,
+  jitter = SERVICE_SCHEDULE_JITTER,
 ): number | null {
   if (failedAttemptsInCycle < 1 || failedAttemptsInCycle > schedule.length) return null;
   const base = schedule[failedAttemptsInCycle - 1];
-  return Math.round(base * (0.8 + 0.4 * random()));
+  return Math.round(base * (1 - jitter + 2 * jitter * random()));
+}
+
+/** The service's schedule spreads retries by ±20 %; an endpoint's own schedule by at most ±10 %, closer to what its owner set. */
+export const SERVICE_SCHEDULE_JITTER = 0.2;
+export const ENDPOINT_SCHEDULE_JITTER = 0.1;
+
+/** The schedule an endpoint's webhooks retry on: its own when it has one, otherwise the service's. */
+export function retryScheduleOf(
+  target: { retryScheduleMs?: readonly number[] | null } | null,
+  serviceScheduleMs: readonly number[],
+): { scheduleMs: readonly number[]; jitter: number } {
+  const own = target?.retryScheduleMs ?? null;
+  return own === null ? { scheduleMs: serviceScheduleMs, jitter: SERVICE_SCHEDULE_JITTER } : { scheduleMs: own, jitter: ENDPOINT_SCHEDULE_JITTER };
 }
 
 /** Time allowed after a request's timeout for its result to be written, within the lease. */
@@ -76,7 +96,9 @@ export const CLOCK_SKEW_TOLERANCE_MS = 60_000;
  * that clock was wrong, so it counts as due now.
  */
 export function furthestLegitimateAttemptMs(schedule: readonly number[], leaseMs: number): number {
-  return Math.max(leaseMs, Math.ceil(Math.max(0, ...schedule) * 1.2), RETRY_AFTER_MAX_MS) + CLOCK_SKEW_TOLERANCE_MS;
+  // An endpoint's own delays are at most a day (RETRY_AFTER_MAX_MS) with ±10 %.
+  const longest = Math.max(Math.ceil(Math.max(0, ...schedule) * (1 + SERVICE_SCHEDULE_JITTER)), Math.ceil(RETRY_AFTER_MAX_MS * 1.1));
+  return Math.max(leaseMs, longest) + CLOCK_SKEW_TOLERANCE_MS;
 }
 
 /** The longest wait a receiver's Retry-After can ask for; a longer one counts as this. */
@@ -120,6 +142,42 @@ export interface TargetFacts {
 }
 
 export type EventDecision = { kind: 'skip' } | { kind: 'deliver' };
+
+/** What an endpoint chose to receive beyond its types and contracts (receiver-choices.rules.ts). */
+export interface TargetChoices {
+  endpointId: string;
+  filter: ContentFilter | null;
+}
+
+/** An event as content filters see it: its envelope's facts and its resource (`data`). */
+export interface FilteredEvent {
+  webhookType: string;
+  resourceType: string;
+  action: string;
+  organizationId: string;
+  resourceId: string;
+  changes: Record<string, unknown> | null;
+}
+
+/**
+ * Whether an event that passed decideEvent also passes what the endpoint chose: an `operational`
+ * event never goes to the endpoint it is about, and a content filter must match the event with its
+ * resource (`data`, read only when some filter or full body needs it). Test webhooks ignore filters.
+ */
+export function passesChoices(event: FilteredEvent, target: TargetChoices, data: unknown): boolean {
+  if (event.resourceType === 'WebhookTest') return true;
+  if (operationalSubject(event) === target.endpointId) return false;
+  if (target.filter === null) return true;
+  return filterMatches(target.filter, {
+    webhookType: event.webhookType,
+    resourceType: event.resourceType,
+    action: event.action,
+    organizationId: event.organizationId,
+    resourceId: event.resourceId,
+    changes: event.changes,
+    data: data ?? null,
+  });
+}
 
 /** The webhook types a contract filter applies to: the ones about a token. */
 const CONTRACT_FILTERED_TYPES: readonly string[] = ['nft', 'transaction'];
@@ -208,10 +266,11 @@ export function decideAfterAttempt(
   attempt: { outcome: string; permanent: boolean; attempt: number; cycleStartAttempt: number; retryAfterMs?: number | null },
   schedule: readonly number[],
   random: () => number = Math.random,
+  jitter = SERVICE_SCHEDULE_JITTER,
 ): AfterAttempt {
   if (attempt.outcome === 'success') return { status: 'succeeded' };
   if (attempt.permanent) return { status: 'failed' };
-  const delayMs = retryDelayMs(schedule, attempt.attempt - attempt.cycleStartAttempt, random);
+  const delayMs = retryDelayMs(schedule, attempt.attempt - attempt.cycleStartAttempt, random, jitter);
   if (delayMs === null) return { status: 'failed' };
   // The receiver said when it can take more: not before then (its time exactly, no jitter on it),
   // and never sooner than the schedule would have come back anyway.
