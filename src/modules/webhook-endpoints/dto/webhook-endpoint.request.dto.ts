@@ -254,6 +254,7 @@ class WebhookEndpointFields {
    * catalogue, `GET /v1/event-types`). Anything else is a 400.
    */
   @ApiPropertyOptional({ enum: PAYLOAD_KINDS, default: 'thin' })
+  @ValidateIf((dto: { payload?: unknown }) => dto.payload !== undefined)
   @IsIn(PAYLOAD_KINDS)
   payload?: PayloadKind;
 

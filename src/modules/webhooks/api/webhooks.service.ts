@@ -185,7 +185,9 @@ export class WebhooksService {
       // while webhooks are disabled, and the caller can read its log entry at once.
       const trx = em.getTransactionContext<Knex.Transaction>() as Knex.Transaction;
       const now = new Date();
-      const payload = buildWebhookBody({ ...event, createdAtUtc: formatUtc(event.createdAt), changes: null });
+      // A test has no resource: a full body carries `data: null`.
+      const data = target.payload === 'full' ? null : undefined;
+      const payload = buildWebhookBody({ ...event, createdAtUtc: formatUtc(event.createdAt), changes: null, data });
       const row = {
         ...event,
         eventId: event.id,
