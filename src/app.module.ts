@@ -14,6 +14,7 @@ import { AuditModule } from './modules/audit/audit.module';
 import { ChainModule } from './modules/chain/chain.module';
 import { ContractIndexModule } from './modules/contract-index/contract-index.module';
 import { DomainEventsModule } from './modules/domain-events/domain-events.module';
+import { EventTypesModule } from './modules/event-types/event-types.module';
 import { HealthModule } from './modules/health/health.module';
 import { MediaModule } from './modules/media/media.module';
 import { OrganizationsModule } from './modules/organizations/organizations.module';
@@ -60,6 +61,7 @@ export class AppModule {
         WebhooksModule.register({ worker: runsWorker(config) }),
         WhitelistModule,
         WebhookEndpointsModule,
+        EventTypesModule,
         RateLimitModule.forRoot({ imports: [OrganizationsModule], lookup: OrganizationsService }),
         PortalModule,
         ChainModule,

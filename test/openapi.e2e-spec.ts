@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CORE_ERROR_CODES, ERROR_CATALOGUE, NOT_PER_OPERATION } from '../src/common/errors/error-catalogue';
+import { rewriteRefs, webhookBodyName, withJsonSchemaExamples } from '../src/modules/event-types/event-schema.rules';
 import { operationIdProblems } from '../src/openapi/openapi-document';
+import { bearer, createOrganization } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 const run = promisify(execFile);
@@ -33,19 +35,33 @@ describe('OpenAPI document', () => {
   });
 
   it('describes every webhook: a body schema per type, every header, verification and the retry schedule', () => {
-    expect(Object.keys(doc.webhooks).sort()).toEqual(['custodialAccount', 'document', 'kyc', 'nft', 'payment', 'transaction']);
+    expect(Object.keys(doc.webhooks).sort()).toEqual([
+      'custodialAccount',
+      'document',
+      'kyc',
+      'nft',
+      'operational',
+      'payment',
+      'transaction',
+    ]);
     const resolve = (schema: { $ref: string }) => doc.components.schemas[schema.$ref.split('/').pop() as string];
     const bodies = (type: string) => {
       const schema = doc.webhooks[type].post.requestBody.content['application/json'].schema;
       return (schema.oneOf ?? [schema]).map(resolve);
     };
-    const variants = (type: string) => bodies(type).map((b: any) => `${b.properties.resourceType.const}/${b.properties.action.const}`);
+    const variants = (type: string) =>
+      bodies(type).map((b: any) => `${b.properties.resourceType.const}/${b.properties.action.enum.join(',')}`);
     expect(variants('custodialAccount')).toEqual(['Wallet/create', 'WebhookTest/test']);
-    expect(variants('nft')).toEqual(['Token/create', 'Token/update', 'WebhookTest/test']);
-    expect(variants('transaction')).toEqual(['Transaction/create', 'WebhookTest/test']);
+    expect(variants('nft')).toEqual(['Token/create,update', 'WebhookTest/test']);
+    expect(variants('transaction')).toEqual(['Transaction/create,update', 'WebhookTest/test']);
+    expect(variants('operational')).toEqual([
+      'WebhookEndpoint/disabled,enabled,failing,recovered',
+      'Webhook/exhausted',
+      'WebhookTest/test',
+    ]);
     expect(variants('payment')).toEqual(['WebhookTest/test']);
-    const tokenUpdate = bodies('nft')[1];
-    expect(Object.keys(tokenUpdate.properties)).toEqual([
+    const token = bodies('nft')[0];
+    expect(Object.keys(token.properties)).toEqual([
       'organizationId',
       'action',
       'id',
@@ -53,11 +69,17 @@ describe('OpenAPI document', () => {
       'resourceType',
       'createdAtUtc',
       'changes',
+      'data',
     ]);
-    expect(resolve(tokenUpdate.properties.changes).properties).toEqual(
-      expect.objectContaining({ name: expect.any(Object), image: expect.any(Object) }),
-    );
-    expect(bodies('nft')[0].properties.changes.type).toBe('null');
+    expect(token.required).not.toContain('data');
+    expect(token.properties.data.$ref).toBe('#/components/schemas/TokenDto');
+    const tokenChanges = resolve(token.properties.changes.anyOf.find((s: any) => s.$ref));
+    expect(Object.keys(tokenChanges.properties)).toEqual(expect.arrayContaining(['name', 'image', 'spam', 'media']));
+    expect(bodies('transaction')[0].properties.changes.anyOf).toEqual([
+      expect.objectContaining({ type: 'null' }),
+      { $ref: '#/components/schemas/TransactionUpdateChanges' },
+    ]);
+    expect(bodies('custodialAccount')[0].properties.changes.type).toBe('null');
 
     for (const type of Object.keys(doc.webhooks)) {
       const operation = doc.webhooks[type].post;
@@ -176,7 +198,7 @@ describe('OpenAPI document', () => {
     expect(new Set(tags)).toEqual(used);
     // Which types the service sends, and what the others are for.
     expect(doc.tags.find((tag: { name: string }) => tag.name === 'Webhooks').description).toContain(
-      "The service itself sends `transaction`, `nft`, `custodialAccount`; `payment`, `kyc`, `document` are reserved for the integrator's own platform",
+      "The service itself sends `transaction`, `nft`, `custodialAccount`, `operational`; `payment`, `kyc`, `document` are reserved for the integrator's own platform",
     );
     for (const type of ['payment', 'kyc', 'document']) {
       expect(doc.webhooks[type].post.description).toContain("reserved for the integrator's own platform");
@@ -187,6 +209,30 @@ describe('OpenAPI document', () => {
     // Out of the document, the portal is as public as before.
     expect((await t.http().get('/portal').expect(200)).text).toContain('<html');
     await t.http().get('/portal/portal.js').expect(200);
+  });
+
+  it('gives each webhook body the schema GET /v1/event-types serves, its data the schema of the GET answer', async () => {
+    const org = await createOrganization(t);
+    const catalogue = (await t.http().get('/v1/event-types').set(bearer(org.adminKey)).expect(200)).body.eventTypes as {
+      webhookType: string;
+      resourceType: string;
+      schema: Record<string, any>;
+    }[];
+    // The served schemas are self-contained (#/$defs/…) and use JSON Schema's `examples` for OpenAPI's `example`.
+    const asServed = (schema: unknown) =>
+      withJsonSchemaExamples(rewriteRefs(schema as Record<string, unknown>, '#/components/schemas/', '#/$defs/'));
+    for (const entry of catalogue) {
+      const { $schema: _dialect, $defs, ...body } = entry.schema;
+      const name = webhookBodyName(entry);
+      expect([name, asServed(doc.components.schemas[name])]).toEqual([name, body]);
+      for (const [definition, schema] of Object.entries($defs ?? {})) {
+        expect([name, definition, asServed(doc.components.schemas[definition])]).toEqual([name, definition, schema]);
+      }
+    }
+    const wallet = catalogue.find((e) => e.resourceType === 'Wallet')!;
+    expect(wallet.schema.properties.data.$ref).toBe('#/$defs/WalletDto');
+    const walletAnswer = doc.paths['/v1/wallets/{walletId}'].get.responses['200'].content['application/json'].schema;
+    expect(walletAnswer).toEqual({ $ref: '#/components/schemas/WalletDto' });
   });
 
   it('passes Redocly lint without errors, and Swagger UI serves it', async () => {

@@ -82,3 +82,8 @@ export function isDeclaredEvent(webhookType: string, resourceType: string, actio
     (e.eventTypes ?? []).some((t) => t.webhookType === webhookType && t.resourceType === resourceType && t.actions.includes(action)),
   );
 }
+
+/** Every event type the registered extensions declared, for the event catalogue. */
+export function declaredEventTypes(): ExtensionEventType[] {
+  return [...extensions.values()].flatMap((e) => [...(e.eventTypes ?? [])]);
+}

@@ -63,15 +63,20 @@ describe('completeOpenApiDocument', () => {
   it('describes one webhook per type with its bodies, headers and the retry schedule', () => {
     const document = completeOpenApiDocument(scanned(), config);
     const webhooks = (document as unknown as { webhooks: Record<string, { post: Record<string, any> }> }).webhooks;
-    expect(Object.keys(webhooks)).toEqual(['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount']);
+    expect(Object.keys(webhooks)).toEqual(['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount', 'operational']);
     const nft = webhooks.nft.post;
     expect(nft.requestBody.content['application/json'].schema.oneOf.map((s: { $ref: string }) => s.$ref)).toEqual([
-      '#/components/schemas/NftTokenCreateWebhookBody',
-      '#/components/schemas/NftTokenUpdateWebhookBody',
+      '#/components/schemas/NftTokenWebhookBody',
       '#/components/schemas/NftTestWebhookBody',
     ]);
-    const update = document.components!.schemas!.NftTokenUpdateWebhookBody as Record<string, any>;
-    expect(Object.keys(update.properties)).toEqual([
+    expect(webhooks.operational.post.requestBody.content['application/json'].schema.oneOf.map((s: { $ref: string }) => s.$ref)).toEqual([
+      '#/components/schemas/OperationalWebhookEndpointWebhookBody',
+      '#/components/schemas/OperationalWebhookWebhookBody',
+      '#/components/schemas/OperationalTestWebhookBody',
+    ]);
+    const schemas = document.components!.schemas as Record<string, any>;
+    const token = schemas.NftTokenWebhookBody;
+    expect(Object.keys(token.properties)).toEqual([
       'organizationId',
       'action',
       'id',
@@ -79,9 +84,18 @@ describe('completeOpenApiDocument', () => {
       'resourceType',
       'createdAtUtc',
       'changes',
+      'data',
     ]);
-    expect(update.properties.changes.$ref).toBe('#/components/schemas/TokenMetadataRequestDto');
-    expect(update.properties.action).toEqual({ type: 'string', const: 'update' });
+    expect(token.required).not.toContain('data');
+    expect(token.properties.action).toEqual({ type: 'string', enum: ['create', 'update'] });
+    expect(token.properties.data.$ref).toBe('#/components/schemas/TokenDto');
+    expect(token.properties.changes.anyOf[1]).toEqual({ $ref: '#/components/schemas/TokenUpdateChanges' });
+    // The changes of a token update are its metadata fields, spam and media, each as the token shows it.
+    expect(Object.keys(schemas.TokenUpdateChanges.properties)).toEqual(expect.arrayContaining(['name', 'editionId', 'spam', 'media']));
+    expect(schemas.TokenUpdateChanges.properties.name).toEqual(schemas.TokenMetadataDto.properties.name);
+    // GET answers no route of the document declares are added, for `data` to refer to.
+    expect(schemas.WalletDto.required).toContain('createdAtUtc');
+    expect(schemas.WebhookDetailDto.properties.payload).toEqual({ type: 'object', additionalProperties: true });
     expect(nft.parameters.map((p: { name: string }) => p.name)).toEqual([
       'user-agent',
       'x-service-webhook-id',

@@ -1,28 +1,16 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { WEBHOOK_TYPES, WebhookType } from '../modules/domain-events/domain-event.catalogue';
+import { WEBHOOK_TYPES, type WebhookType } from '../common/webhook-types';
+import { declaredEventTypes } from '../extensions/registry';
+import { BUILT_IN_EVENT_TYPES, changesDefinitions, dataComponentSchemas } from '../modules/event-types/event-catalogue';
+import {
+  listEventTypes,
+  openApiWebhookBody,
+  webhookBodyName,
+  type EventTypeDefinition,
+  type JsonSchema,
+} from '../modules/event-types/event-schema.rules';
 
 type Schema = Record<string, unknown>;
-
-/** What the integrator receives for each webhook type (README.md "Webhooks"), for the documentation. */
-const PRODUCERS: Record<WebhookType, Array<{ resourceType: string; action: string; changes: 'null' | 'tokenMetadata'; when: string }>> = {
-  custodialAccount: [{ resourceType: 'Wallet', action: 'create', changes: 'null', when: 'POST /v1/wallets' }],
-  nft: [
-    { resourceType: 'Token', action: 'create', changes: 'null', when: 'POST /v1/tokens' },
-    { resourceType: 'Token', action: 'update', changes: 'tokenMetadata', when: 'PATCH /v1/tokens/{tokenId}' },
-  ],
-  transaction: [
-    {
-      resourceType: 'Transaction',
-      action: 'create',
-      changes: 'null',
-      when: 'POST /v1/transactions, and each movement of POST /v1/transactions/batch',
-    },
-  ],
-  payment: [],
-  kyc: [],
-  document: [],
-  operational: [],
-};
 
 const TITLES: Record<WebhookType, string> = {
   custodialAccount: 'Custodial account (wallet) events',
@@ -31,11 +19,9 @@ const TITLES: Record<WebhookType, string> = {
   payment: 'Payment events',
   kyc: 'KYC events',
   document: 'Document events',
-  operational: 'Operational events (endpoints and deliveries)',
+  operational: 'Operational events (webhook endpoints and deliveries)',
 };
 
-const SENT_TYPES = WEBHOOK_TYPES.filter((type) => PRODUCERS[type].length > 0);
-const NEVER_SENT = WEBHOOK_TYPES.filter((type) => PRODUCERS[type].length === 0);
 const quoted = (types: readonly string[]) => types.map((type) => `\`${type}\``).join(', ');
 
 /** Why some offered types never arrive: they complete a type set shared with the integrator's platform. */
@@ -44,13 +30,16 @@ export const RESERVED_TYPES =
   'shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with ' +
   'this `webhookType`) carry it, so a receiver can be built for it.';
 
-const TYPES_SENT =
-  `The service itself sends ${quoted(SENT_TYPES)}; ${quoted(NEVER_SENT)} are reserved for the integrator's own ` +
-  'platform and arrive only as test webhooks (POST …/test can send any type).';
-
-const TIMESTAMP = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}\\+00:00$';
-
-const capitalize = (text: string) => `${text[0].toUpperCase()}${text.slice(1)}`;
+/** Which types the service sends (those with an entry besides the test webhook) and which it only offers. */
+function typesSent(entries: readonly EventTypeDefinition[]): { reserved: WebhookType[]; prose: string } {
+  const sends = (type: WebhookType) => entries.some((e) => e.webhookType === type && e.resourceType !== 'WebhookTest');
+  const sent = WEBHOOK_TYPES.filter(sends);
+  const reserved = WEBHOOK_TYPES.filter((type) => !sends(type));
+  const prose =
+    `The service itself sends ${quoted(sent)}; ${quoted(reserved)} are reserved for the integrator's own ` +
+    'platform and arrive only as test webhooks (POST …/test can send any type).';
+  return { reserved, prose };
+}
 
 /** Human form of a delay: 200ms, 5s, 2m, 1h, 1d. */
 export function formatDelay(ms: number): string {
@@ -93,48 +82,6 @@ order is not guaranteed. Answer any 2xx within the timeout; anything else (timeo
 3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
 the delivery log (\`responseBody\` of each attempt). An endpoint's custom \`headers\` arrive on every
 webhook to it, and its \`rateLimitPerSecond\` bounds the attempts it gets in any one-second window.`;
-
-function bodySchema(
-  variant: { resourceType: string; action: string; changes: 'null' | 'tokenMetadata' },
-  metadataRef: string | null,
-): Schema {
-  const changes: Schema =
-    variant.changes === 'null'
-      ? { type: 'null', description: 'Always null for this action.' }
-      : {
-          description:
-            'Each token metadata field the update changed, with its new value (null when it was cleared). ' +
-            'Fields that did not change are absent.',
-          ...(metadataRef ? { $ref: metadataRef } : { type: 'object', additionalProperties: true }),
-        };
-  return {
-    type: 'object',
-    description: `${variant.resourceType} ${variant.action}. Keys arrive in this order.`,
-    required: ['organizationId', 'action', 'id', 'resourceId', 'resourceType', 'createdAtUtc', 'changes'],
-    additionalProperties: false,
-    properties: {
-      organizationId: { type: 'string', format: 'uuid', description: 'The organization the event belongs to.' },
-      action: { type: 'string', const: variant.action },
-      id: { type: 'string', format: 'uuid', description: 'The webhook id: the same on every attempt and redelivery; deduplicate on it.' },
-      resourceId: {
-        type: 'string',
-        format: 'uuid',
-        description:
-          variant.resourceType === 'WebhookTest'
-            ? 'A fresh id; there is nothing to fetch.'
-            : `Fetch the ${variant.resourceType} with a GET by this id.`,
-      },
-      resourceType: { type: 'string', const: variant.resourceType },
-      createdAtUtc: {
-        type: 'string',
-        pattern: TIMESTAMP,
-        description: 'When the event happened (not when it was sent).',
-        examples: ['2026-11-22T01:25:42.123456+00:00'],
-      },
-      changes,
-    },
-  };
-}
 
 function headerParameters(timeoutMs: number): Schema[] {
   const header = (name: string, description: string, schema: Schema, required = true) => ({
@@ -202,13 +149,36 @@ function headerParameters(timeoutMs: number): Schema[] {
 }
 
 /**
+ * The body components of every event type, from the event catalogue (GET /v1/event-types gives
+ * the same schemas, self-contained): one per webhook type and resourceType, its `data` referring
+ * to the component of the resource's GET answer. Returns the component names per webhook type.
+ */
+function describeBodies(schemas: Record<string, Schema>, entries: readonly EventTypeDefinition[]): Map<WebhookType, string[]> {
+  // A GET answer no route declares (the plugin infers some from return types) is added here, as Nest would write it.
+  for (const [name, schema] of Object.entries(dataComponentSchemas())) schemas[name] ??= schema;
+  const components = { ...schemas } as Record<string, JsonSchema>;
+  const shared = changesDefinitions(components);
+  const names = new Map<WebhookType, string[]>(WEBHOOK_TYPES.map((type) => [type, []]));
+  for (const entry of entries) {
+    const { body, newComponents } = openApiWebhookBody(entry, components, shared);
+    Object.assign(schemas, newComponents);
+    const name = webhookBodyName(entry);
+    schemas[name] = body;
+    names.get(entry.webhookType)!.push(name);
+  }
+  return names;
+}
+
+/**
  * The OpenAPI 3.1 `webhooks` section: one entry per webhook type, with the body schema of every
  * resource and action it carries, every header, how to verify and the retry schedule. Body
  * schemas go to components so clients can generate types for them.
  */
 export function describeWebhooks(document: OpenAPIObject, delivery: { retryScheduleMs: readonly number[]; timeoutMs: number }): void {
   const schemas = ((document.components ??= {}).schemas ??= {}) as Record<string, Schema>;
-  const metadataRef = schemas.TokenMetadataRequestDto ? '#/components/schemas/TokenMetadataRequestDto' : null;
+  const entries = listEventTypes(WEBHOOK_TYPES, BUILT_IN_EVENT_TYPES, declaredEventTypes());
+  const bodies = describeBodies(schemas, entries);
+  const types = typesSent(entries);
   const schedule = delivery.retryScheduleMs.map(formatDelay).join(', ');
   const retries =
     `\n\n**Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; ` +
@@ -219,18 +189,12 @@ export function describeWebhooks(document: OpenAPIObject, delivery: { retrySched
 
   const webhooks: Record<string, unknown> = {};
   for (const type of WEBHOOK_TYPES) {
-    const variants = [
-      ...PRODUCERS[type],
-      { resourceType: 'WebhookTest', action: 'test', changes: 'null' as const, when: 'POST …/webhook-config/test' },
-    ];
-    const names = variants.map((variant) => {
-      const what = variant.resourceType === 'WebhookTest' ? 'Test' : `${variant.resourceType}${capitalize(variant.action)}`;
-      const name = `${capitalize(type)}${what}WebhookBody`;
-      schemas[name] = { title: name, ...bodySchema(variant, metadataRef) };
-      return name;
-    });
-    const sent = variants.map((v) => `\`${v.resourceType}\`/\`${v.action}\` (${v.when})`).join('; ');
-    const producers = PRODUCERS[type].length === 0 ? ` ${RESERVED_TYPES}` : '';
+    const names = bodies.get(type)!;
+    const sent = entries
+      .filter((entry) => entry.webhookType === type)
+      .flatMap((entry) => entry.actions.map((a) => `\`${entry.resourceType}\`/\`${a.action}\` (${a.when})`))
+      .join('; ');
+    const producers = types.reserved.includes(type) ? ` ${RESERVED_TYPES}` : '';
     webhooks[type] = {
       post: {
         operationId: `${type}Webhook`,
@@ -238,7 +202,8 @@ export function describeWebhooks(document: OpenAPIObject, delivery: { retrySched
         tags: ['Webhooks'],
         description:
           `Sent to the configured url for organizations subscribed to \`${type}\` while the configuration is enabled ` +
-          `(test webhooks whatever the switch). Carries: ${sent}.${producers}\n${VERIFYING}${retries}`,
+          `(test webhooks whatever the switch). Carries: ${sent}. GET /v1/event-types serves each body's schema as a ` +
+          `self-contained JSON Schema.${producers}\n${VERIFYING}${retries}`,
         security: [],
         parameters: headerParameters(delivery.timeoutMs),
         requestBody: {
@@ -262,6 +227,6 @@ export function describeWebhooks(document: OpenAPIObject, delivery: { retrySched
   (document as { webhooks?: unknown }).webhooks = webhooks;
   document.tags = [
     ...(document.tags ?? []).filter((tag) => tag.name !== 'Webhooks'),
-    { name: 'Webhooks', description: `Signed POST requests this service sends to the organization's url. ${TYPES_SENT}\n${VERIFYING}` },
+    { name: 'Webhooks', description: `Signed POST requests this service sends to the organization's url. ${types.prose}\n${VERIFYING}` },
   ];
 }

@@ -699,6 +699,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every webhook body the service sends, with a JSON Schema for each
+         * @description One entry per webhook type and resourceType, with its actions and a self-contained JSON Schema 2020-12 of the body; validate a received body (after its signature checked out) against the entry of its type and resourceType.
+         */
+        get: operations["listEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/chains": {
         parameters: {
             query?: never;
@@ -886,7 +906,7 @@ export interface webhooks {
         put?: never;
         /**
          * Payment events
-         * @description Sent to the configured url for organizations subscribed to `payment` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
+         * @description Sent to the configured url for organizations subscribed to `payment` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). GET /v1/event-types serves each body's schema as a self-contained JSON Schema. This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -934,7 +954,7 @@ export interface webhooks {
         put?: never;
         /**
          * Transaction events
-         * @description Sent to the configured url for organizations subscribed to `transaction` while the configuration is enabled (test webhooks whatever the switch). Carries: `Transaction`/`create` (POST /v1/transactions, and each movement of POST /v1/transactions/batch); `WebhookTest`/`test` (POST …/webhook-config/test).
+         * @description Sent to the configured url for organizations subscribed to `transaction` while the configuration is enabled (test webhooks whatever the switch). Carries: `Transaction`/`create` (POST /v1/transactions, each movement of POST /v1/transactions/batch, a chain movement); `Transaction`/`update` (a chain reorg replaced the movement's block); `WebhookTest`/`test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). GET /v1/event-types serves each body's schema as a self-contained JSON Schema.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -982,7 +1002,7 @@ export interface webhooks {
         put?: never;
         /**
          * NFT (token) events
-         * @description Sent to the configured url for organizations subscribed to `nft` while the configuration is enabled (test webhooks whatever the switch). Carries: `Token`/`create` (POST /v1/tokens); `Token`/`update` (PATCH /v1/tokens/{tokenId}); `WebhookTest`/`test` (POST …/webhook-config/test).
+         * @description Sent to the configured url for organizations subscribed to `nft` while the configuration is enabled (test webhooks whatever the switch). Carries: `Token`/`create` (POST /v1/tokens, a token first seen on a chain); `Token`/`update` (PATCH /v1/tokens/{tokenId}, metadata fetched from a chain, its image fetched, its contract's spam classification); `WebhookTest`/`test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). GET /v1/event-types serves each body's schema as a self-contained JSON Schema.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -1030,7 +1050,7 @@ export interface webhooks {
         put?: never;
         /**
          * KYC events
-         * @description Sent to the configured url for organizations subscribed to `kyc` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
+         * @description Sent to the configured url for organizations subscribed to `kyc` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). GET /v1/event-types serves each body's schema as a self-contained JSON Schema. This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -1078,7 +1098,7 @@ export interface webhooks {
         put?: never;
         /**
          * Document events
-         * @description Sent to the configured url for organizations subscribed to `document` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test). This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
+         * @description Sent to the configured url for organizations subscribed to `document` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookTest`/`test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). GET /v1/event-types serves each body's schema as a self-contained JSON Schema. This type is reserved for the integrator's own platform (it completes the set of webhook types that platform shares) and this service never sends it: an endpoint may subscribe to it, and test webhooks (POST …/test with this `webhookType`) carry it, so a receiver can be built for it.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -1126,7 +1146,7 @@ export interface webhooks {
         put?: never;
         /**
          * Custodial account (wallet) events
-         * @description Sent to the configured url for organizations subscribed to `custodialAccount` while the configuration is enabled (test webhooks whatever the switch). Carries: `Wallet`/`create` (POST /v1/wallets); `WebhookTest`/`test` (POST …/webhook-config/test).
+         * @description Sent to the configured url for organizations subscribed to `custodialAccount` while the configuration is enabled (test webhooks whatever the switch). Carries: `Wallet`/`create` (POST /v1/wallets); `WebhookTest`/`test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). GET /v1/event-types serves each body's schema as a self-contained JSON Schema.
          *
          *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
          *     either scheme (both are always sent):
@@ -1157,6 +1177,54 @@ export interface webhooks {
          *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
         post: operations["custodialAccountWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    operational: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operational events (webhook endpoints and deliveries)
+         * @description Sent to the configured url for organizations subscribed to `operational` while the configuration is enabled (test webhooks whatever the switch). Carries: `WebhookEndpoint`/`disabled` (the endpoint was switched off: by a PATCH, or by the service when it kept failing); `WebhookEndpoint`/`enabled` (the endpoint was switched on); `WebhookEndpoint`/`failing` (the endpoint's attempts started failing); `WebhookEndpoint`/`recovered` (a failing endpoint answered successfully again); `Webhook`/`exhausted` (a webhook failed its last attempt); `WebhookTest`/`test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). GET /v1/event-types serves each body's schema as a self-contained JSON Schema.
+         *
+         *     **Verifying a webhook.** Check the signature over the exact bytes received, before parsing them, with
+         *     either scheme (both are always sent):
+         *
+         *     - *Standard Webhooks* (`webhook-id`, `webhook-timestamp`, `webhook-signature`): compute
+         *       `Base64(HMAC-SHA256(key, "{webhook-id}.{webhook-timestamp}.{body}"))` where `key` is the UTF-8
+         *       bytes of the shared secret, and accept if it equals the value after `v1,` of any space-separated
+         *       entry of `webhook-signature`. Reject a `webhook-timestamp` more than 5 minutes from your clock
+         *       (replays). A Standard Webhooks library (e.g. npm `standardwebhooks`) takes the secret as
+         *       `whsec_` + Base64(UTF-8 bytes of the shared secret).
+         *     - *Asymmetric* (endpoints with `signing: {"asymmetric": true}`): `webhook-signature` also holds
+         *       `v1a,<Base64(Ed25519 signature of "{webhook-id}.{webhook-timestamp}.{body}")>` entries; verify one
+         *       with the endpoint's `publicKey` (`whpk_` + Base64 of the raw 32-byte Ed25519 key).
+         *     - *Legacy header* `x-service-webhook-hmac`: `Base64(HMAC-SHA256(sharedSecret, body))`, compared in
+         *       constant time.
+         *
+         *     **Secret rotation.** After `POST /api/organization/v1/current-organization/webhook-config/rotate-secret`
+         *     the new secret signs `x-service-webhook-hmac` and the first `webhook-signature` entry; until
+         *     `previousSecretExpiresAtUtc` the replaced secret also signs `x-service-webhook-hmac-previous` and a
+         *     second `webhook-signature` entry. Accept either secret during the overlap.
+         *
+         *     **Delivery.** At least once: the same `id` on every attempt and redelivery, so deduplicate on it;
+         *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
+         *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
+         *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
+         *
+         *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
+         */
+        post: operations["operationalWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1642,7 +1710,7 @@ export interface components {
         };
         WebhookSummaryDto: {
             /** @enum {string} */
-            webhookType: "payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount";
+            webhookType: "payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational";
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             lastAttemptAtUtc: string | null;
@@ -1694,7 +1762,7 @@ export interface components {
              */
             endpointId?: string;
             /** @description Only webhooks of these types. */
-            webhookTypes?: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
+            webhookTypes?: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational")[];
         };
         ReplayAcceptedDto: {
             /** @description How many webhooks will be sent again. */
@@ -1720,7 +1788,7 @@ export interface components {
         };
         WebhookDetailDto: {
             /** @enum {string} */
-            webhookType: "payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount";
+            webhookType: "payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational";
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             lastAttemptAtUtc: string | null;
@@ -1758,7 +1826,7 @@ export interface components {
              * @description Type of the test webhook; defaults to the first subscribed type.
              * @enum {string}
              */
-            webhookType?: "payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount";
+            webhookType?: "payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational";
         };
         NftWhitelistDto: {
             /** @description Whether only NFTs of whitelisted contracts are visible. */
@@ -1807,7 +1875,7 @@ export interface components {
              *       "nft"
              *     ]
              */
-            webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
+            webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational")[];
             /**
              * @description While a rotation's overlap lasts, when the replaced secret stops signing; null when no previous
              *     secret signs.
@@ -1844,7 +1912,7 @@ export interface components {
              *       "nft"
              *     ]
              */
-            webhookTypes?: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
+            webhookTypes?: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational")[];
         };
         RotateSecretDto: {
             /**
@@ -1942,7 +2010,7 @@ export interface components {
              *       "nft"
              *     ]
              */
-            webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
+            webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational")[];
             /** @description Which webhooks of those types it receives; the default endpoint has no filter. */
             filters: components["schemas"]["WebhookEndpointFiltersDto"];
             /**
@@ -2148,7 +2216,7 @@ export interface components {
              *       "nft"
              *     ]
              */
-            webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
+            webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational")[];
         };
         CreatedWebhookEndpointDto: {
             /**
@@ -2177,7 +2245,7 @@ export interface components {
              *       "nft"
              *     ]
              */
-            webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
+            webhookTypes: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational")[];
             /** @description Which webhooks of those types it receives; the default endpoint has no filter. */
             filters: components["schemas"]["WebhookEndpointFiltersDto"];
             /**
@@ -2324,7 +2392,35 @@ export interface components {
              *       "nft"
              *     ]
              */
-            webhookTypes?: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
+            webhookTypes?: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational")[];
+        };
+        EventTypeDto: {
+            /**
+             * @description The type an endpoint subscribes to; it is not in the body.
+             * @enum {string}
+             */
+            webhookType: "payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational";
+            /**
+             * @description The body’s `resourceType`; `WebhookTest` for test webhooks, under every type.
+             * @example Token
+             */
+            resourceType: string;
+            /**
+             * @description Every `action` such a body can carry.
+             * @example [
+             *       "create",
+             *       "update"
+             *     ]
+             */
+            actions: string[];
+            /** @description A self-contained JSON Schema (2020-12) of the whole body: the seven keys in the order they arrive, `changes` per action, and the optional `data` of full payloads, which is the schema this document gives the resource’s GET answer. Formats `uuid` and `uri` are used. */
+            schema: {
+                [key: string]: unknown;
+            };
+        };
+        EventTypeListDto: {
+            /** @description In webhook type order; `WebhookTest` last under each type. */
+            eventTypes: components["schemas"]["EventTypeDto"][];
         };
         ChainStatusDto: {
             /**
@@ -2534,7 +2630,7 @@ export interface components {
         };
         /**
          * PaymentTestWebhookBody
-         * @description WebhookTest test. Keys arrive in this order.
+         * @description payment webhook about a WebhookTest: `test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). Keys arrive in this order.
          */
         PaymentTestWebhookBody: {
             /**
@@ -2542,7 +2638,7 @@ export interface components {
              * @description The organization the event belongs to.
              */
             organizationId: string;
-            /** @constant */
+            /** @enum {string} */
             action: "test";
             /**
              * Format: uuid
@@ -2563,19 +2659,26 @@ export interface components {
             createdAtUtc: string;
             /** @description Always null for this action. */
             changes: null;
+            /** @description Only for endpoints that ask for full payloads: null, a test webhook has no resource. */
+            data?: null;
+        };
+        /** @description A chain reorg replaced the block: the movement is reverted and its balance change undone. */
+        TransactionUpdateChanges: {
+            /** @constant */
+            status: "reverted";
         };
         /**
-         * TransactionTransactionCreateWebhookBody
-         * @description Transaction create. Keys arrive in this order.
+         * TransactionTransactionWebhookBody
+         * @description transaction webhook about a Transaction: `create` (POST /v1/transactions, each movement of POST /v1/transactions/batch, a chain movement); `update` (a chain reorg replaced the movement's block). Keys arrive in this order.
          */
-        TransactionTransactionCreateWebhookBody: {
+        TransactionTransactionWebhookBody: {
             /**
              * Format: uuid
              * @description The organization the event belongs to.
              */
             organizationId: string;
-            /** @constant */
-            action: "create";
+            /** @enum {string} */
+            action: "create" | "update";
             /**
              * Format: uuid
              * @description The webhook id: the same on every attempt and redelivery; deduplicate on it.
@@ -2583,7 +2686,7 @@ export interface components {
             id: string;
             /**
              * Format: uuid
-             * @description Fetch the Transaction with a GET by this id.
+             * @description Fetch the Transaction with GET /v1/transactions/{transactionId}.
              */
             resourceId: string;
             /** @constant */
@@ -2593,12 +2696,13 @@ export interface components {
              * @example 2026-11-22T01:25:42.123456+00:00
              */
             createdAtUtc: string;
-            /** @description Always null for this action. */
-            changes: null;
-        };
+            changes: null | components["schemas"]["TransactionUpdateChanges"];
+            /** @description Only for endpoints that ask for full payloads: the Transaction as GET /v1/transactions/{transactionId} answers it. */
+            data?: components["schemas"]["TransactionDto"];
+        } & (unknown & unknown);
         /**
          * TransactionTestWebhookBody
-         * @description WebhookTest test. Keys arrive in this order.
+         * @description transaction webhook about a WebhookTest: `test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). Keys arrive in this order.
          */
         TransactionTestWebhookBody: {
             /**
@@ -2606,7 +2710,7 @@ export interface components {
              * @description The organization the event belongs to.
              */
             organizationId: string;
-            /** @constant */
+            /** @enum {string} */
             action: "test";
             /**
              * Format: uuid
@@ -2627,19 +2731,61 @@ export interface components {
             createdAtUtc: string;
             /** @description Always null for this action. */
             changes: null;
+            /** @description Only for endpoints that ask for full payloads: null, a test webhook has no resource. */
+            data?: null;
+        };
+        /** @description The token's image fetch: its `media` without the signed thumbnail links. */
+        TokenMediaState: {
+            /**
+             * @description `none`: no image. `pending`: being fetched (what the write that set or changed the image answers). `ok`: fetched, thumbnails ready. `failed`: see `error`.
+             * @enum {string}
+             */
+            status: "none" | "pending" | "ok" | "failed";
+            /**
+             * @description `failed` only. FETCH_FAILED and TIMEOUT are retried (after about 2 s, 10 s, 1 min, 5 min and 30 min); the others stand until the image changes or POST /v1/tokens/{tokenId}/metadata/refresh.
+             * @enum {string|null}
+             */
+            error: "FETCH_FAILED" | "TOO_LARGE" | "TIMEOUT" | "UNSUPPORTED_MEDIA" | "BLOCKED_BY_URL_POLICY" | null;
+            /** @description The original’s width in pixels as shown (orientation applied). */
+            width: number | null;
+            /** @description The original’s height in pixels as shown. */
+            height: number | null;
+            /**
+             * @description The original’s type, judged by its bytes.
+             * @enum {string|null}
+             */
+            contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp" | "image/avif" | "image/svg+xml" | null;
+            /** @description SHA-256 of the original bytes, lowercase hex. */
+            sha256: string | null;
+        };
+        /** @description What changed, with its new value: metadata fields (null when cleared; fields that did not change are absent), or `spam` (the contract's new classification), or `media` (the new state of the image fetch, as the token's `media` without `thumbnails`). */
+        TokenUpdateChanges: {
+            name?: string | null;
+            description?: string | null;
+            image?: string | null;
+            animationUrl?: string | null;
+            externalUrl?: string | null;
+            backgroundColor?: string | null;
+            editionId?: number | null;
+            totalEdition?: number | null;
+            creatorName?: string | null;
+            creatorImageUrl?: string | null;
+            creatorExternalPageUrl?: string | null;
+            spam?: components["schemas"]["SpamDto"];
+            media?: components["schemas"]["TokenMediaState"];
         };
         /**
-         * NftTokenCreateWebhookBody
-         * @description Token create. Keys arrive in this order.
+         * NftTokenWebhookBody
+         * @description nft webhook about a Token: `create` (POST /v1/tokens, a token first seen on a chain); `update` (PATCH /v1/tokens/{tokenId}, metadata fetched from a chain, its image fetched, its contract's spam classification). Keys arrive in this order.
          */
-        NftTokenCreateWebhookBody: {
+        NftTokenWebhookBody: {
             /**
              * Format: uuid
              * @description The organization the event belongs to.
              */
             organizationId: string;
-            /** @constant */
-            action: "create";
+            /** @enum {string} */
+            action: "create" | "update";
             /**
              * Format: uuid
              * @description The webhook id: the same on every attempt and redelivery; deduplicate on it.
@@ -2647,7 +2793,7 @@ export interface components {
             id: string;
             /**
              * Format: uuid
-             * @description Fetch the Token with a GET by this id.
+             * @description Fetch the Token with GET /v1/tokens/{tokenId}.
              */
             resourceId: string;
             /** @constant */
@@ -2657,44 +2803,13 @@ export interface components {
              * @example 2026-11-22T01:25:42.123456+00:00
              */
             createdAtUtc: string;
-            /** @description Always null for this action. */
-            changes: null;
-        };
-        /**
-         * NftTokenUpdateWebhookBody
-         * @description Token update. Keys arrive in this order.
-         */
-        NftTokenUpdateWebhookBody: {
-            /**
-             * Format: uuid
-             * @description The organization the event belongs to.
-             */
-            organizationId: string;
-            /** @constant */
-            action: "update";
-            /**
-             * Format: uuid
-             * @description The webhook id: the same on every attempt and redelivery; deduplicate on it.
-             */
-            id: string;
-            /**
-             * Format: uuid
-             * @description Fetch the Token with a GET by this id.
-             */
-            resourceId: string;
-            /** @constant */
-            resourceType: "Token";
-            /**
-             * @description When the event happened (not when it was sent).
-             * @example 2026-11-22T01:25:42.123456+00:00
-             */
-            createdAtUtc: string;
-            /** @description Each token metadata field the update changed, with its new value (null when it was cleared). Fields that did not change are absent. */
-            changes: components["schemas"]["TokenMetadataRequestDto"];
-        };
+            changes: null | components["schemas"]["TokenUpdateChanges"];
+            /** @description Only for endpoints that ask for full payloads: the Token as GET /v1/tokens/{tokenId} answers it. */
+            data?: components["schemas"]["TokenDto"];
+        } & (unknown & unknown);
         /**
          * NftTestWebhookBody
-         * @description WebhookTest test. Keys arrive in this order.
+         * @description nft webhook about a WebhookTest: `test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). Keys arrive in this order.
          */
         NftTestWebhookBody: {
             /**
@@ -2702,7 +2817,7 @@ export interface components {
              * @description The organization the event belongs to.
              */
             organizationId: string;
-            /** @constant */
+            /** @enum {string} */
             action: "test";
             /**
              * Format: uuid
@@ -2723,10 +2838,12 @@ export interface components {
             createdAtUtc: string;
             /** @description Always null for this action. */
             changes: null;
+            /** @description Only for endpoints that ask for full payloads: null, a test webhook has no resource. */
+            data?: null;
         };
         /**
          * KycTestWebhookBody
-         * @description WebhookTest test. Keys arrive in this order.
+         * @description kyc webhook about a WebhookTest: `test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). Keys arrive in this order.
          */
         KycTestWebhookBody: {
             /**
@@ -2734,7 +2851,7 @@ export interface components {
              * @description The organization the event belongs to.
              */
             organizationId: string;
-            /** @constant */
+            /** @enum {string} */
             action: "test";
             /**
              * Format: uuid
@@ -2755,10 +2872,12 @@ export interface components {
             createdAtUtc: string;
             /** @description Always null for this action. */
             changes: null;
+            /** @description Only for endpoints that ask for full payloads: null, a test webhook has no resource. */
+            data?: null;
         };
         /**
          * DocumentTestWebhookBody
-         * @description WebhookTest test. Keys arrive in this order.
+         * @description document webhook about a WebhookTest: `test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). Keys arrive in this order.
          */
         DocumentTestWebhookBody: {
             /**
@@ -2766,7 +2885,7 @@ export interface components {
              * @description The organization the event belongs to.
              */
             organizationId: string;
-            /** @constant */
+            /** @enum {string} */
             action: "test";
             /**
              * Format: uuid
@@ -2787,18 +2906,20 @@ export interface components {
             createdAtUtc: string;
             /** @description Always null for this action. */
             changes: null;
+            /** @description Only for endpoints that ask for full payloads: null, a test webhook has no resource. */
+            data?: null;
         };
         /**
-         * CustodialAccountWalletCreateWebhookBody
-         * @description Wallet create. Keys arrive in this order.
+         * CustodialAccountWalletWebhookBody
+         * @description custodialAccount webhook about a Wallet: `create` (POST /v1/wallets). Keys arrive in this order.
          */
-        CustodialAccountWalletCreateWebhookBody: {
+        CustodialAccountWalletWebhookBody: {
             /**
              * Format: uuid
              * @description The organization the event belongs to.
              */
             organizationId: string;
-            /** @constant */
+            /** @enum {string} */
             action: "create";
             /**
              * Format: uuid
@@ -2807,7 +2928,7 @@ export interface components {
             id: string;
             /**
              * Format: uuid
-             * @description Fetch the Wallet with a GET by this id.
+             * @description Fetch the Wallet with GET /v1/wallets/{walletId}.
              */
             resourceId: string;
             /** @constant */
@@ -2819,10 +2940,12 @@ export interface components {
             createdAtUtc: string;
             /** @description Always null for this action. */
             changes: null;
+            /** @description Only for endpoints that ask for full payloads: the Wallet as GET /v1/wallets/{walletId} answers it. */
+            data?: components["schemas"]["WalletDto"];
         };
         /**
          * CustodialAccountTestWebhookBody
-         * @description WebhookTest test. Keys arrive in this order.
+         * @description custodialAccount webhook about a WebhookTest: `test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). Keys arrive in this order.
          */
         CustodialAccountTestWebhookBody: {
             /**
@@ -2830,7 +2953,7 @@ export interface components {
              * @description The organization the event belongs to.
              */
             organizationId: string;
-            /** @constant */
+            /** @enum {string} */
             action: "test";
             /**
              * Format: uuid
@@ -2851,6 +2974,126 @@ export interface components {
             createdAtUtc: string;
             /** @description Always null for this action. */
             changes: null;
+            /** @description Only for endpoints that ask for full payloads: null, a test webhook has no resource. */
+            data?: null;
+        };
+        /** @description `disabledReason` is `failing` when the service switched it off, else null. */
+        WebhookEndpointDisabledChanges: {
+            /** @constant */
+            enabled: false;
+            /** @enum {string|null} */
+            disabledReason: "failing" | null;
+        };
+        /** @description Switched on again; any reason it was off is cleared. */
+        WebhookEndpointEnabledChanges: {
+            /** @constant */
+            enabled: true;
+            disabledReason: null;
+        };
+        /**
+         * OperationalWebhookEndpointWebhookBody
+         * @description operational webhook about a WebhookEndpoint: `disabled` (the endpoint was switched off: by a PATCH, or by the service when it kept failing); `enabled` (the endpoint was switched on); `failing` (the endpoint's attempts started failing); `recovered` (a failing endpoint answered successfully again). Keys arrive in this order.
+         */
+        OperationalWebhookEndpointWebhookBody: {
+            /**
+             * Format: uuid
+             * @description The organization the event belongs to.
+             */
+            organizationId: string;
+            /** @enum {string} */
+            action: "disabled" | "enabled" | "failing" | "recovered";
+            /**
+             * Format: uuid
+             * @description The webhook id: the same on every attempt and redelivery; deduplicate on it.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Fetch the WebhookEndpoint with GET /api/organization/v1/current-organization/webhook-endpoints/{endpointId}.
+             */
+            resourceId: string;
+            /** @constant */
+            resourceType: "WebhookEndpoint";
+            /**
+             * @description When the event happened (not when it was sent).
+             * @example 2026-11-22T01:25:42.123456+00:00
+             */
+            createdAtUtc: string;
+            changes: components["schemas"]["WebhookEndpointDisabledChanges"] | components["schemas"]["WebhookEndpointEnabledChanges"] | null;
+            /** @description Only for endpoints that ask for full payloads: the WebhookEndpoint as GET /api/organization/v1/current-organization/webhook-endpoints/{endpointId} answers it. */
+            data?: components["schemas"]["WebhookEndpointDto"];
+        } & (unknown & unknown & unknown & unknown);
+        /** @description The endpoint the webhook was for; it can be redelivered from the delivery log. */
+        WebhookExhaustedChanges: {
+            /** Format: uuid */
+            endpointId: string;
+        };
+        /**
+         * OperationalWebhookWebhookBody
+         * @description operational webhook about a Webhook: `exhausted` (a webhook failed its last attempt). Keys arrive in this order.
+         */
+        OperationalWebhookWebhookBody: {
+            /**
+             * Format: uuid
+             * @description The organization the event belongs to.
+             */
+            organizationId: string;
+            /** @enum {string} */
+            action: "exhausted";
+            /**
+             * Format: uuid
+             * @description The webhook id: the same on every attempt and redelivery; deduplicate on it.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Fetch the Webhook with GET /api/organization/v1/current-organization/webhooks/{webhookId}.
+             */
+            resourceId: string;
+            /** @constant */
+            resourceType: "Webhook";
+            /**
+             * @description When the event happened (not when it was sent).
+             * @example 2026-11-22T01:25:42.123456+00:00
+             */
+            createdAtUtc: string;
+            changes: components["schemas"]["WebhookExhaustedChanges"];
+            /** @description Only for endpoints that ask for full payloads: the Webhook as GET /api/organization/v1/current-organization/webhooks/{webhookId} answers it. */
+            data?: components["schemas"]["WebhookDetailDto"];
+        };
+        /**
+         * OperationalTestWebhookBody
+         * @description operational webhook about a WebhookTest: `test` (POST …/webhook-config/test or POST …/webhook-endpoints/{endpointId}/test). Keys arrive in this order.
+         */
+        OperationalTestWebhookBody: {
+            /**
+             * Format: uuid
+             * @description The organization the event belongs to.
+             */
+            organizationId: string;
+            /** @enum {string} */
+            action: "test";
+            /**
+             * Format: uuid
+             * @description The webhook id: the same on every attempt and redelivery; deduplicate on it.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description A fresh id; there is nothing to fetch.
+             */
+            resourceId: string;
+            /** @constant */
+            resourceType: "WebhookTest";
+            /**
+             * @description When the event happened (not when it was sent).
+             * @example 2026-11-22T01:25:42.123456+00:00
+             */
+            createdAtUtc: string;
+            /** @description Always null for this action. */
+            changes: null;
+            /** @description Only for endpoints that ask for full payloads: null, a test webhook has no resource. */
+            data?: null;
         };
     };
     responses: never;
@@ -5318,7 +5561,7 @@ export interface operations {
                 /** @description Only webhooks sent to this endpoint (the default endpoint's id is the organization's). */
                 endpointId?: string;
                 /** @description Only webhooks of these types; repeat the parameter for several (`?webhookType=nft&webhookType=transaction`). */
-                webhookType?: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount")[];
+                webhookType?: ("payment" | "transaction" | "nft" | "kyc" | "document" | "custodialAccount" | "operational")[];
                 /** @description Only webhooks created at or after this instant (ISO 8601 with an offset). */
                 since?: string;
                 /** @description Only webhooks created before this instant (ISO 8601 with an offset); later than `since`. */
@@ -7232,6 +7475,76 @@ export interface operations {
             };
         };
     };
+    listEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventTypeListDto"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listChains: {
         parameters: {
             query?: never;
@@ -8510,7 +8823,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["TransactionTransactionCreateWebhookBody"] | components["schemas"]["TransactionTestWebhookBody"];
+                "application/json": components["schemas"]["TransactionTransactionWebhookBody"] | components["schemas"]["TransactionTestWebhookBody"];
             };
         };
         responses: {
@@ -8562,7 +8875,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NftTokenCreateWebhookBody"] | components["schemas"]["NftTokenUpdateWebhookBody"] | components["schemas"]["NftTestWebhookBody"];
+                "application/json": components["schemas"]["NftTokenWebhookBody"] | components["schemas"]["NftTestWebhookBody"];
             };
         };
         responses: {
@@ -8718,7 +9031,59 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CustodialAccountWalletCreateWebhookBody"] | components["schemas"]["CustodialAccountTestWebhookBody"];
+                "application/json": components["schemas"]["CustodialAccountWalletWebhookBody"] | components["schemas"]["CustodialAccountTestWebhookBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted: any 2xx answered within 3000 ms ends the webhook's delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer (or none in time, or a redirect) is a failed attempt and is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operationalWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Identifies the sender. */
+                "user-agent": string;
+                /** @description The body `id`: this webhook, one per event and endpoint, stable across retries, redeliveries and replays. */
+                "x-service-webhook-id": string;
+                /** @description The event's id, shared by the webhooks one event sends to several endpoints (for the default endpoint it equals the webhook id). */
+                "x-service-webhook-event-id": string;
+                /** @description Attempt number of this webhook, from 1; keeps counting across redeliveries. */
+                "x-service-webhook-attempt": string;
+                /** @description Only for an endpoint with `ordering: resource`: the place of this webhook among those of its `resourceId` to the endpoint, 1, 2, 3… in event order, the same on every retry, redelivery and replay. Sequence n+1 is sent only once n succeeded or ended failed. */
+                "x-service-webhook-sequence"?: string;
+                /** @description Base64(HMAC-SHA256(sharedSecret, <the exact body bytes>)) with the current secret. */
+                "x-service-webhook-hmac": string;
+                /** @description The same with the secret replaced by the last rotation, only while `previousSecretExpiresAtUtc` has not passed. */
+                "x-service-webhook-hmac-previous"?: string;
+                /** @description Standard Webhooks: the body `id`. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds when this attempt was signed (each attempt is signed afresh). */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<Base64(HMAC-SHA256(utf8(sharedSecret), "{webhook-id}.{webhook-timestamp}.{body}"))>` entries: the current secret first, then the previous one during a rotation; for an endpoint that signs asymmetrically, then `v1a,<Base64(Ed25519 signature of the same content)>` entries (current key, then the previous one during a rotation). The receiver has 3000 ms to answer. */
+                "webhook-signature": string;
+                /** @description Only for an endpoint with `auth` (OAuth2 client credentials): `Bearer <access token>` obtained from its `tokenUrl`. */
+                authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperationalWebhookEndpointWebhookBody"] | components["schemas"]["OperationalWebhookWebhookBody"] | components["schemas"]["OperationalTestWebhookBody"];
             };
         };
         responses: {
