@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CORE_ERROR_CODES, ERROR_CATALOGUE, NOT_PER_OPERATION } from '../src/common/errors/error-catalogue';
+import type { WebhookType } from '../src/common/webhook-types';
 import { rewriteRefs, webhookBodyName, withJsonSchemaExamples } from '../src/modules/event-types/event-schema.rules';
 import { operationIdProblems } from '../src/openapi/openapi-document';
 import { bearer, createOrganization } from './support/factories';
@@ -214,7 +215,7 @@ describe('OpenAPI document', () => {
   it('gives each webhook body the schema GET /v1/event-types serves, its data the schema of the GET answer', async () => {
     const org = await createOrganization(t);
     const catalogue = (await t.http().get('/v1/event-types').set(bearer(org.adminKey)).expect(200)).body.eventTypes as {
-      webhookType: string;
+      webhookType: WebhookType;
       resourceType: string;
       schema: Record<string, any>;
     }[];
