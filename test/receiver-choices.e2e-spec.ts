@@ -1,4 +1,6 @@
 import { WebhookEndpointsService } from '../src/modules/webhook-endpoints/webhook-endpoints.service';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
@@ -46,6 +48,30 @@ describe('receivers choose what they get: full bodies, content filters, retry sc
     return { id: res.body.id, secret };
   };
   const at = (path: string) => (w: ReceivedWebhook) => w.path === path;
+  /** Every body received validates against the schema GET /v1/event-types serves for its (webhookType, resourceType). */
+  const expectCatalogued = async (org: TestOrganization, webhooks: ReceivedWebhook[]) => {
+    const { eventTypes } = (await get(org, '/v1/event-types')) as {
+      eventTypes: { webhookType: string; resourceType: string; schema: Record<string, unknown> }[];
+    };
+    for (const webhook of webhooks) {
+      const type = webhook.headers['x-service-webhook-type'] ?? null;
+      const candidates = eventTypes.filter(
+        (e) => e.resourceType === webhook.body.resourceType && (type === null || e.webhookType === type),
+      );
+      expect(candidates.length).toBeGreaterThan(0);
+      const results = candidates.map((entry) => {
+        const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
+        addFormats(ajv);
+        const validate = ajv.compile(entry.schema);
+        return validate(webhook.body) ? null : validate.errors;
+      });
+      expect([webhook.body.resourceType, webhook.body.action, results.some((r) => r === null) ? null : results]).toEqual([
+        webhook.body.resourceType,
+        webhook.body.action,
+        null,
+      ]);
+    }
+  };
   const get = async (org: TestOrganization, path: string) => (await t.http().get(path).set(bearer(org.adminKey)).expect(200)).body;
   const log = async (org: TestOrganization, query: string) =>
     (await get(org, `${WEBHOOKS_PATH}?${query}`)).webhooks as { id: string; status: string; resourceType: string }[];
@@ -167,6 +193,7 @@ describe('receivers choose what they get: full bodies, content filters, retry sc
       expect(webhook.body.data).toEqual(answers.get(webhook.body.id as string));
       expect(signatureIsValid(webhook, full.secret)).toBe(true);
     }
+    await expectCatalogued(org, receiver.received);
     for (const webhook of receiver.received.filter(at('/thin'))) {
       expect(Object.keys(webhook.body)).toEqual(ENVELOPE);
       expect(signatureIsValid(webhook, thin.secret)).toBe(true);
@@ -282,6 +309,8 @@ describe('receivers choose what they get: full bodies, content filters, retry sc
     expect(opsOf('WebhookEndpoint', 'failing')).toHaveLength(1);
     expect(opsOf('Webhook', 'exhausted')).toHaveLength(1);
     expect(receiver.received.filter(at('/default')).every((w) => w.body.resourceType === 'Wallet')).toBe(true);
+    // Operational bodies, thin (/flaky) and full (/ops), are in the event catalogue.
+    await expectCatalogued(org, receiver.received);
   });
 
   it('tells the other endpoints when the service switches a failing endpoint off', async () => {
