@@ -1,5 +1,6 @@
 import canonicalize from 'canonicalize';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { AuditEntryDto } from './dto/audit-entry.response.dto';
 
 /**
  * The tamper-evident audit chain. Each organization's entries form one chain: an entry's `hash` is
@@ -15,16 +16,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 export const GENESIS_HASH = '0'.repeat(64);
 
 /** An audit entry as the API shows and exports it, without its hash. */
-export interface ExportedAuditEntry {
-  id: string;
-  action: string;
-  apiKeyId: string | null;
-  keyPrefix: string | null;
-  requestId: string | null;
-  ip: string | null;
-  createdAtUtc: string;
-  changes: Record<string, { from: unknown; to: unknown }>;
-}
+export type ExportedAuditEntry = Omit<AuditEntryDto, 'hash'>;
 
 /** `key` null: the plain SHA-256 link (entries written before a key was set); otherwise HMAC-SHA256. */
 export function chainHash(previousHash: string, entry: ExportedAuditEntry, key: Buffer | null = null): string {

@@ -1,5 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
+import { keptBlocksDown, KeptBlockRow, KeptBlockTable, storeKeptBlocks } from '../../database/kept-blocks';
 import { queryRows } from '../../database/raw-sql';
 
 /** Where one chain's follower stands (a row of chain_cursor). */
@@ -17,11 +18,9 @@ export interface ChainCursor {
   lastErrorAt: Date | null;
 }
 
-export interface StoredBlock {
-  blockNumber: number;
-  blockHash: string;
-  blockTime: Date | null;
-}
+export type StoredBlock = KeptBlockRow;
+
+const KEPT_BLOCKS: KeptBlockTable = { table: 'chain_block', ownerColumn: 'chain_id' };
 
 interface CursorRow {
   chain_id: string;
@@ -162,25 +161,12 @@ export class ChainCursorRepository {
   }
 
   async storeBlocks(em: EntityManager, chainId: number, blocks: StoredBlock[]): Promise<void> {
-    if (blocks.length === 0) return;
-    await queryRows(
-      em,
-      `insert into "chain_block" ("chain_id", "block_number", "block_hash", "block_time")
-       select ?, n, h, t from unnest(?::bigint[], ?::text[], ?::timestamptz[]) as b(n, h, t)
-       on conflict ("chain_id", "block_number") do update set "block_hash" = excluded."block_hash", "block_time" = excluded."block_time"`,
-      [chainId, blocks.map((b) => b.blockNumber), blocks.map((b) => b.blockHash), blocks.map((b) => b.blockTime)],
-    );
+    await storeKeptBlocks(em, KEPT_BLOCKS, chainId, blocks);
   }
 
   /** Stored hashes at or below `atOrBelow`, deepest last: where a reorg walk-back looks. */
   async storedBlocksDown(em: EntityManager, chainId: number, atOrBelow: number, limit: number): Promise<StoredBlock[]> {
-    const rows = await queryRows<{ block_number: string; block_hash: string; block_time: Date | string | null }>(
-      em,
-      `select "block_number", "block_hash", "block_time" from "chain_block" where "chain_id" = ? and "block_number" <= ?
-       order by "block_number" desc limit ?`,
-      [chainId, atOrBelow, limit],
-    );
-    return rows.map((r) => ({ blockNumber: Number(r.block_number), blockHash: r.block_hash, blockTime: toDate(r.block_time) }));
+    return keptBlocksDown(em, KEPT_BLOCKS, chainId, atOrBelow, limit);
   }
 
   /** The stored hashes of `blockNumbers` (those the follower kept). */

@@ -1,7 +1,5 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Logger } from '@nestjs/common';
 import { Periodic, RunOutcome } from '../../common/scheduling/periodic';
-import { AppConfig } from '../../config/app-config';
 import { ChainMovement, ChainMovementsService } from '../transactions/chain-movements.service';
 import { WalletsService } from '../wallets/wallets.service';
 import { chainIdMismatchMessage, shortReason } from './chain-clients';
@@ -20,7 +18,9 @@ import { BlockHeader, ChainNode } from './chain-node';
 import { BlockByAddress, readBlockByAddress } from './block-by-address';
 import { decodeTransferLogs, NFT_EVENT_TOPICS, RpcLog, touchesWatched, ZERO_ADDRESS } from './log-decoding';
 import { unreadableLogsAction } from './log-pieces.rules';
+import { afterAcceptance, afterRefusal, firstRange, LogRange, LogRangePolicy } from './log-range.rules';
 import { workerTransaction } from '../../database/statement-bounds';
+import { ChainReaderDeps, Retry } from './chain-reader';
 import { LEASE_MS, MAX_BACKOFF_MS, RETRY_MS } from './following-timing';
 
 /** A cursor past its first start. */
@@ -33,21 +33,14 @@ const KEPT_BLOCK_DEPTH = 4096;
 /** Consecutive accepted ranges before a halved range is allowed to double again. */
 const REGROW_AFTER = 16;
 
-export interface FollowerDeps {
-  config: AppConfig;
-  chainId: number;
+export interface FollowerDeps extends ChainReaderDeps {
   node: ChainNode;
-  owner: string;
-  em: EntityManager;
   cursors: ChainCursorRepository;
   movements: ChainMovementsService;
   wallets: WalletsService;
   /** Work to do with the lease held once the chain is caught up (wallet history replays). */
   whenCaughtUp?: (cursor: StartedCursor) => Promise<boolean>;
 }
-
-/** A step that cannot go on as planned but is no node failure: try again at once. */
-class Retry extends Error {}
 
 /**
  * Follows one chain: while holding the chain's lease, reads the NFT transfer logs of the next
@@ -64,14 +57,15 @@ export class ChainFollower {
   private readonly logger: Logger;
   private readonly loop: Periodic;
   private chainIdChecked = false;
-  private range: number;
-  private acceptedRanges = 0;
+  private readonly rangePolicy: LogRangePolicy;
+  private range: LogRange;
   /** Whether this instance holds the chain's lease (as of its last step). */
   leading = false;
 
   constructor(private readonly deps: FollowerDeps) {
     this.logger = new Logger(`ChainFollower ${deps.chainId}`);
-    this.range = deps.config.chain.maxBlockRange;
+    this.rangePolicy = { largest: deps.config.chain.maxBlockRange, regrowAfter: REGROW_AFTER };
+    this.range = firstRange(this.rangePolicy);
     const pollMs = deps.config.chain.pollIntervalMs;
     this.loop = new Periodic({
       runAtStart: true,
@@ -162,7 +156,7 @@ export class ChainFollower {
       return this.deps.whenCaughtUp ? this.deps.whenCaughtUp(started) : false;
     }
     const from = started.appliedBlock + 1;
-    const to = Math.min(target, from + this.range - 1);
+    const to = Math.min(target, from + this.range.size - 1);
     await this.applyRange(started, from, to, head);
     return to < target;
   }
@@ -192,10 +186,9 @@ export class ChainFollower {
       const action = unreadableLogsAction(to - from + 1, await node.refusedAsTooLarge(error));
       if (action === 'fail') throw error;
       if (action === 'halve') {
-        this.range = Math.max(1, Math.floor((to - from + 1) / 2));
-        this.acceptedRanges = 0;
+        this.range = afterRefusal(from, to);
         chainRangeRefusals.inc(label);
-        this.logger.warn(`the node refused eth_getLogs over ${to - from + 1} blocks; trying ${this.range} (${shortReason(error)})`);
+        this.logger.warn(`the node refused eth_getLogs over ${to - from + 1} blocks; trying ${this.range.size} (${shortReason(error)})`);
         throw new Retry();
       }
       // One block, still too large: read by watched address, never whole again.
@@ -242,10 +235,7 @@ export class ChainFollower {
     chainBlocksApplied.inc(label, to - from + 1);
     if (result.recorded > 0) chainMovementsRecorded.inc(label, result.recorded);
     if (byAddress) await this.reportByAddress(from, byAddress);
-    if (this.range < config.chain.maxBlockRange && ++this.acceptedRanges >= REGROW_AFTER) {
-      this.range = Math.min(config.chain.maxBlockRange, this.range * 2);
-      this.acceptedRanges = 0;
-    }
+    this.range = afterAcceptance(this.range, this.rangePolicy);
   }
 
   /** What reading a block by address took, and what it could not read (kept in lastError until caught up). */

@@ -1,8 +1,6 @@
-import { EntityManager } from '@mikro-orm/postgresql';
 import { Logger } from '@nestjs/common';
 import type { PublicClient } from 'viem';
 import { Periodic, RunOutcome } from '../../common/scheduling/periodic';
-import { AppConfig } from '../../config/app-config';
 import { workerTransaction } from '../../database/statement-bounds';
 import { shortReason } from '../chain/chain-clients';
 import { BlockHeader, ChainNode } from '../chain/chain-node';
@@ -11,31 +9,27 @@ import { airdropCandidates, applyTransfers, checkpointDue, chunksByBlock, Indexe
 import { ContractLedgerRepository, KeptBlock } from './contract-ledger.repository';
 import { IndexedContract, IndexedContractRepository } from './indexed-contract.repository';
 import { probeStandard } from './standard-probe';
+import { afterAcceptance, afterRefusal, firstRange, LogRange, LogRangePolicy } from '../chain/log-range.rules';
 import { MASS_AIRDROP_RECIPIENTS } from '../spam/spam.rules';
 import type { SpamService } from '../spam/spam.service';
+import { ChainReaderDeps, Retry } from '../chain/chain-reader';
 import { LEASE_MS, MAX_BACKOFF_MS, RETRY_MS } from '../chain/following-timing';
 
-/** Blocks per eth_getLogs at first: one contract's logs are few per block, so ranges are wide; halved when refused. */
-const MAX_RANGE = 50_000;
+/**
+ * Blocks per eth_getLogs: one contract's logs are few per block, so ranges are wide at first;
+ * halved when refused, doubled again after 8 accepted in a row.
+ */
+const RANGES: LogRangePolicy = { largest: 50_000, regrowAfter: 8 };
 /** Transfers applied between two checkpoint decisions: bounds the changes a holders page reads past its checkpoint. */
 const CHUNK_TRANSFERS = 4096;
-/** Consecutive accepted ranges before a halved range may double again. */
-const REGROW_AFTER = 8;
 
-export interface ContractIndexerDeps {
-  config: AppConfig;
-  chainId: number;
+export interface ContractIndexerDeps extends ChainReaderDeps {
   client: PublicClient;
-  owner: string;
-  em: EntityManager;
   contracts: IndexedContractRepository;
   ledger: ContractLedgerRepository;
   /** Told, on the step's transaction, of every transaction that may be a mass airdrop of the contract. */
   spam: Pick<SpamService, 'judgeTransaction'>;
 }
-
-/** The chain changed under a step (or a range was refused): try again at once, no failure. */
-class Retry extends Error {}
 
 /**
  * Indexes every registered contract of one chain: while holding a contract's lease, reads the NFT
@@ -49,7 +43,7 @@ export class ContractIndexer {
   private readonly logger: Logger;
   private readonly loop: Periodic;
   private readonly node: ChainNode;
-  private readonly ranges = new Map<string, { size: number; accepted: number }>();
+  private readonly ranges = new Map<string, LogRange>();
 
   constructor(private readonly deps: ContractIndexerDeps) {
     this.logger = new Logger(`ContractIndexer ${deps.chainId}`);
@@ -148,24 +142,15 @@ export class ContractIndexer {
       }
       return false;
     }
-    const range = this.rangeOf(contract.id);
     const from = contract.indexedBlock + 1;
-    const to = Math.min(target, from + range.size - 1);
+    const to = Math.min(target, from + this.rangeOf(contract.id).size - 1);
     await this.applyRange(contract, from, to, target);
-    if (range.size < MAX_RANGE && ++range.accepted >= REGROW_AFTER) {
-      range.size = Math.min(MAX_RANGE, range.size * 2);
-      range.accepted = 0;
-    }
+    this.ranges.set(contract.id, afterAcceptance(this.rangeOf(contract.id), RANGES));
     return to < target;
   }
 
-  private rangeOf(contractId: string): { size: number; accepted: number } {
-    let range = this.ranges.get(contractId);
-    if (!range) {
-      range = { size: MAX_RANGE, accepted: 0 };
-      this.ranges.set(contractId, range);
-    }
-    return range;
+  private rangeOf(contractId: string): LogRange {
+    return this.ranges.get(contractId) ?? firstRange(RANGES);
   }
 
   /**
@@ -177,10 +162,9 @@ export class ContractIndexer {
       return await this.node.logs(from, to, [[...NFT_EVENT_TOPICS]], [contract.address]);
     } catch (error) {
       if (!(await this.node.refusedAsTooLarge(error))) throw error;
-      const range = this.rangeOf(contract.id);
       if (to > from) {
-        range.size = Math.max(1, Math.floor((to - from + 1) / 2));
-        range.accepted = 0;
+        const range = afterRefusal(from, to);
+        this.ranges.set(contract.id, range);
         this.logger.warn(`the node refused eth_getLogs over ${to - from + 1} blocks; trying ${range.size} (${shortReason(error)})`);
         throw new Retry();
       }

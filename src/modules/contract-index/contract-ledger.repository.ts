@@ -1,15 +1,16 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { Injectable } from '@nestjs/common';
+import { keptBlocksDown, KeptBlockRow, KeptBlockTable, storeKeptBlocks } from '../../database/kept-blocks';
 import { execute, queryRows } from '../../database/raw-sql';
 import { ZERO_ADDRESS } from '../chain/log-decoding';
 import { HolderChange, HolderTotals, IndexedTransfer, pairKey } from './contract-index.rules';
 
 /** A block the indexer kept: range ends, blocks with transfers, and fromBlock (reorg checks and `asOf`). */
-export interface KeptBlock {
-  blockNumber: number;
-  blockHash: string;
+export interface KeptBlock extends KeptBlockRow {
   blockTime: Date;
 }
+
+const KEPT_BLOCKS: KeptBlockTable = { table: 'indexed_contract_block', ownerColumn: 'contract_id' };
 
 /**
  * The writes of an indexer step to a contract's index: its transfers, the balances of each
@@ -19,25 +20,12 @@ export interface KeptBlock {
 @Injectable()
 export class ContractLedgerRepository {
   async storeBlocks(em: EntityManager, contractId: string, blocks: readonly KeptBlock[]): Promise<void> {
-    if (blocks.length === 0) return;
-    await execute(
-      em,
-      `insert into "indexed_contract_block" ("contract_id", "block_number", "block_hash", "block_time")
-       select ?, n, h, t from unnest(?::bigint[], ?::text[], ?::timestamptz[]) as b(n, h, t)
-       on conflict ("contract_id", "block_number") do update set "block_hash" = excluded."block_hash", "block_time" = excluded."block_time"`,
-      [contractId, blocks.map((b) => b.blockNumber), blocks.map((b) => b.blockHash), blocks.map((b) => b.blockTime.toISOString())],
-    );
+    await storeKeptBlocks(em, KEPT_BLOCKS, contractId, blocks);
   }
 
   /** Kept blocks at or below `atOrBelow`, deepest last: where a reorg walk-back looks. */
-  async keptBlocksDown(em: EntityManager, contractId: string, atOrBelow: number, limit: number): Promise<KeptBlock[]> {
-    const rows = await queryRows<{ block_number: string; block_hash: string; block_time: Date | string }>(
-      em,
-      `select "block_number", "block_hash", "block_time" from "indexed_contract_block" where "contract_id" = ? and "block_number" <= ?
-       order by "block_number" desc limit ?`,
-      [contractId, atOrBelow, limit],
-    );
-    return rows.map((r) => ({ blockNumber: Number(r.block_number), blockHash: r.block_hash, blockTime: new Date(r.block_time) }));
+  async keptBlocksDown(em: EntityManager, contractId: string, atOrBelow: number, limit: number): Promise<KeptBlockRow[]> {
+    return keptBlocksDown(em, KEPT_BLOCKS, contractId, atOrBelow, limit);
   }
 
   async insertTransfers(em: EntityManager, contractId: string, transfers: readonly IndexedTransfer[]): Promise<void> {
