@@ -12,6 +12,7 @@ import {
   StoredEndpoint,
   TRANSPORT_SECRET_FIELDS,
   TransportSlots,
+  WebhookEndpointPatch,
   WebhookEndpointView,
 } from './webhook-endpoint.rules';
 
@@ -111,6 +112,24 @@ export function assertComplete(state: { enabled: boolean; url: string | null }, 
 }
 
 /** The default endpoint is the webhook configuration: it has no description and no filter. */
+/** A request's endpoint fields as the rules take them, with the parts parsed before any lock (filters, headers). */
+export function patchOf(
+  input: WebhookEndpointInput,
+  parsed: Pick<WebhookEndpointPatch, 'contractAddresses' | 'headers' | 'filter'>,
+): WebhookEndpointPatch {
+  return {
+    url: input.url,
+    description: input.description,
+    enabled: input.enabled,
+    webhookTypes: input.webhookTypes,
+    ...parsed,
+    rateLimitPerSecond: input.rateLimitPerSecond,
+    ordering: input.ordering,
+    payload: input.payload,
+    retrySchedule: input.retrySchedule,
+  };
+}
+
 export function assertDefaultEndpointFields(input: WebhookEndpointInput): void {
   const refused = (['description', 'filters', 'filter'] as const).filter((field) => input[field] !== undefined);
   if (refused.length === 0) return;

@@ -41,20 +41,8 @@ export interface WebhookEndpointState {
 }
 
 /** A PATCH of an endpoint, already parsed: addresses lowercase, the secret (if any) sealed elsewhere. */
-export interface WebhookEndpointPatch {
-  /** Null clears it (only the default endpoint's request format allows that). */
-  url?: string | null;
-  description?: string | null;
-  enabled?: boolean;
-  webhookTypes?: WebhookType[];
-  contractAddresses?: string[] | null;
-  headers?: Record<string, string>;
-  rateLimitPerSecond?: number | null;
-  ordering?: EndpointOrdering;
-  payload?: PayloadKind;
-  filter?: ContentFilter | null;
-  retrySchedule?: number[] | null;
-}
+/** Every field but the service's own `disabledReason`; a null url clears it (only the default endpoint's request format allows that). */
+export type WebhookEndpointPatch = Partial<Omit<WebhookEndpointState, 'disabledReason'>>;
 
 /** Everything the API shows of an endpoint (the default one included); never a secret. */
 export interface WebhookEndpointView {

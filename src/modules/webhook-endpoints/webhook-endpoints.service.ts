@@ -24,6 +24,7 @@ import {
   endpointNotFound,
   generateSharedSecret,
   organizationNotFound,
+  patchOf,
   SecretRotation,
   WebhookEndpointInput,
 } from './endpoint-change';
@@ -132,17 +133,10 @@ export class WebhookEndpointsService {
         );
       }
       const state = newEndpointState({
+        ...patchOf(input, { contractAddresses, headers, filter }),
         url: input.url as string,
-        description: input.description,
-        enabled: input.enabled,
         webhookTypes: input.webhookTypes ?? [],
         contractAddresses,
-        headers,
-        rateLimitPerSecond: input.rateLimitPerSecond,
-        ordering: input.ordering,
-        payload: input.payload,
-        filter,
-        retrySchedule: input.retrySchedule,
       });
       const row = new WebhookEndpoint({ organizationId, ...state, url: input.url as string, sharedSecretSealed: sealed });
       assignTransport(row, {
@@ -191,19 +185,7 @@ export class WebhookEndpointsService {
       const row = await em.getRepository(WebhookEndpoint).lockForChange(organizationId, endpointId);
       if (!row) throw endpointNotFound(endpointId);
       const before = endpointState(row);
-      const after = applyEndpointPatch(before, {
-        url: input.url,
-        description: input.description,
-        enabled: input.enabled,
-        webhookTypes: input.webhookTypes,
-        contractAddresses,
-        headers,
-        rateLimitPerSecond: input.rateLimitPerSecond,
-        ordering: input.ordering,
-        payload: input.payload,
-        filter,
-        retrySchedule: input.retrySchedule,
-      });
+      const after = applyEndpointPatch(before, patchOf(input, { contractAddresses, headers, filter }));
       // A secret set by PATCH replaces the old one at once: any rotation's previous secret goes too.
       const slotsBefore = endpointSlots(row);
       const slotsAfter = sealedSecret !== undefined ? replaceSecretSlots(sealedSecret) : slotsBefore;
