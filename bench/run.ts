@@ -45,6 +45,7 @@ import { CpuMeter, measureCpu, WorkProfile } from './webhook-cpu';
 import { balancesAsOfScenario } from './balances-as-of';
 import { chainLedgerScenario } from './chain-ledger';
 import { walletTransfersScenario } from './wallet-transfers';
+import { receiverChoicesScenario } from './receiver-choices';
 import { percentile, round, sleep } from './bench-kit';
 
 const ROOT = resolve(__dirname, '..');
@@ -445,10 +446,17 @@ const insertEventsSql = (count: number) =>
  * EVENTS events committed in one transaction; the trigger's NOTIFY wakes the relay at commit.
  * With `endpoints` > 1 each event fans out to that many endpoints: that many webhooks each.
  */
-async function burst(db: Client, receiver: ChildProcess, organizationId: string, endpoints = 1, events = EVENTS): Promise<DeliveryResult> {
+async function burst(
+  db: Client,
+  receiver: ChildProcess,
+  organizationId: string,
+  endpoints = 1,
+  events = EVENTS,
+  insertSql = insertEventsSql(events),
+): Promise<DeliveryResult> {
   await ask(receiver, 'reset', { secret: SHARED_SECRET });
   await db.query('begin');
-  await db.query(insertEventsSql(events), [organizationId]);
+  await db.query(insertSql, [organizationId]);
   await db.query('commit');
   const committedAt = Date.now();
   const stats = await waitForAll(receiver, events * endpoints, 240_000);
@@ -887,6 +895,24 @@ async function main(): Promise<void> {
         );
         await api(service, 'PATCH', `/api/organization/v1/current-organization/webhook-endpoints/${added[1]}`, data.hookOrg.key, {
           ordering: 'none',
+        });
+        // What receivers choose (payload, filter) costs the same fan-out, measured about real transactions.
+        result.receiverChoices = await receiverChoicesScenario({
+          db,
+          organizationId: data.hookOrg.id,
+          events: EVENTS,
+          endpointIds: [data.hookOrg.id, ...added],
+          patchEndpoint: (id, body) =>
+            api(service, 'PATCH', `/api/organization/v1/current-organization/webhook-endpoints/${id}`, data.hookOrg.key, body),
+          measure: (insertSql) =>
+            measureCpu(
+              cpuMeter(() => [service.child.pid!]),
+              () => burst(db, receiver.child, data.hookOrg.id, 3, EVENTS, insertSql),
+              db,
+            ),
+          warmUp: () => warmUp(db, receiver.child, data.hookOrg.id),
+          uuid7Sql,
+          log,
         });
         result.webhookFanOut = {
           endpoints: 3,
