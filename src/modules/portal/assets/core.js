@@ -7,7 +7,9 @@
 export const KEY_STORAGE = 'portal.apiKey';
 export const ORG = '/api/organization/v1/current-organization';
 export const ENDPOINTS = `${ORG}/webhook-endpoints`;
-export const WEBHOOK_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'];
+export const WEBHOOK_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount', 'operational'];
+/** The service's notices about the organization's endpoints and webhooks, rather than about a resource. */
+export const OPERATIONAL = 'operational';
 /** How long the detail view watches for the attempt a redelivery makes. */
 export const REDELIVER_WATCH_MS = 30000;
 export const DAY_MS = 24 * 3600 * 1000;

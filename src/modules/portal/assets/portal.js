@@ -5,7 +5,22 @@
  * cookie, no server session). Loaded as an external file so the strict CSP (script-src 'self')
  * stays on; it never writes HTML from data (textContent only), so API data cannot inject markup.
  */
-import { $, api, ApiError, DAY_MS, describe, el, KEY_STORAGE, ORG, query, session, state, toLocalInput, WEBHOOK_TYPES } from './core.js';
+import {
+  $,
+  api,
+  ApiError,
+  DAY_MS,
+  describe,
+  el,
+  KEY_STORAGE,
+  OPERATIONAL,
+  ORG,
+  query,
+  session,
+  state,
+  toLocalInput,
+  WEBHOOK_TYPES,
+} from './core.js';
 import {
   createEndpoint,
   fetchEndpoints,
@@ -120,12 +135,15 @@ function showView(name) {
 
 // ---- wiring --------------------------------------------------------------------------------
 
-/** Checkboxes named webhookTypes, one per type. @param {HTMLElement} container @param {boolean} checked @param {string} prefix */
+/**
+ * Checkboxes named webhookTypes, one per type.
+ * @param {HTMLElement} container @param {(type: string) => boolean} checked @param {string} prefix
+ */
 function typeChoices(container, checked, prefix) {
   container.replaceChildren(
     ...WEBHOOK_TYPES.map((type) => {
       const input = el('input', { attrs: { type: 'checkbox', name: 'webhookTypes', value: type, id: `${prefix}-${type}` } });
-      /** @type {HTMLInputElement} */ (input).defaultChecked = checked;
+      /** @type {HTMLInputElement} */ (input).defaultChecked = checked(type);
       return el('label', { className: 'choice', attrs: { for: `${prefix}-${type}` } }, [input, ` ${type}`]);
     }),
   );
@@ -188,8 +206,10 @@ $('stats-form').addEventListener('submit', (event) => {
 
 const typeFilter = /** @type {HTMLSelectElement} */ ($('filter-type'));
 typeFilter.append(...WEBHOOK_TYPES.map((type) => el('option', { text: type, attrs: { value: type } })));
-typeChoices($('create-types'), true, 'create-type');
-typeChoices($('replay-types'), false, 'replay-type');
+// A new endpoint gets every type about resources; notices about the organization's other
+// endpoints are asked for, not sent unasked.
+typeChoices($('create-types'), (type) => type !== OPERATIONAL, 'create-type');
+typeChoices($('replay-types'), () => false, 'replay-type');
 
 session.expired = signOut;
 
