@@ -21,16 +21,8 @@ import {
   toLocalInput,
   WEBHOOK_TYPES,
 } from './core.js';
-import {
-  createEndpoint,
-  fetchEndpoints,
-  hideSecret,
-  loadEndpoints,
-  renderEndpoints,
-  rotateSecret,
-  sendTest,
-  toggleEndpoint,
-} from './endpoints.js';
+import { editEndpoint, loadRecentEvents, pickEvent, saveEndpoint, stopEditing, testFilter } from './endpoint-form.js';
+import { fetchEndpoints, hideSecret, loadEndpoints, renderEndpoints, rotateSecret, sendTest, toggleEndpoint } from './endpoints.js';
 import { loadLog, redeliver, replay } from './deliveries.js';
 import { loadStats } from './stats.js';
 import { clearWallet, loadActivity, loadNfts, lookUpWallet } from './wallets.js';
@@ -77,6 +69,7 @@ function signOut(message) {
   state.pageKeys = [null];
   state.nextPageKey = null;
   hideSecret();
+  stopEditing();
   $('endpoints-table').querySelector('tbody')?.replaceChildren();
   $('endpoint-detail').hidden = true;
   $('log-table').querySelector('tbody')?.replaceChildren();
@@ -188,7 +181,19 @@ $('redeliver').addEventListener('click', () => void redeliver());
 $('test-form').addEventListener('submit', (event) => void sendTest(/** @type {SubmitEvent} */ (event)));
 $('rotate-form').addEventListener('submit', (event) => void rotateSecret(/** @type {SubmitEvent} */ (event)));
 $('endpoint-toggle').addEventListener('click', () => void toggleEndpoint());
-$('create-form').addEventListener('submit', (event) => void createEndpoint(/** @type {SubmitEvent} */ (event)));
+$('endpoint-edit').addEventListener('click', () => editEndpoint());
+$('create-form').addEventListener('submit', (event) => void saveEndpoint(/** @type {SubmitEvent} */ (event)));
+$('create-cancel').addEventListener('click', () => {
+  stopEditing();
+  const detail = $('endpoint-detail');
+  (detail.hidden ? $('main') : detail).focus();
+});
+// The recent events are read when the box opens, so they include the latest webhooks.
+$('filter-test').addEventListener('toggle', () => {
+  if (/** @type {HTMLDetailsElement} */ ($('filter-test')).open) void loadRecentEvents();
+});
+$('filter-test-source').addEventListener('change', () => void pickEvent());
+$('filter-test-run').addEventListener('click', () => void testFilter());
 $('secret-done').addEventListener('click', () => {
   hideSecret();
   // Focus must not stay on the button that just vanished: back to the endpoint it was for.
