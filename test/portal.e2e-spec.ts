@@ -29,9 +29,20 @@ const SECOND_SECRET = 'portal-second-endpoint-secret-0123';
 const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
 const CONTRACT = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 /** Buttons that change something; an auditor must see none of them. */
-const WRITE_CONTROLS = ['Redeliver', 'Send test', 'Rotate secret', 'Disable endpoint', 'Enable endpoint', 'Add endpoint', 'Replay'];
+const WRITE_CONTROLS = [
+  'Redeliver',
+  'Send test',
+  'Rotate secret',
+  'Disable endpoint',
+  'Enable endpoint',
+  'Edit endpoint',
+  'Add endpoint',
+  'Save changes',
+  'Test',
+  'Replay',
+];
 /** The forms and buttons behind those controls: none may be shown to an auditor, nor reachable by keyboard. */
-const WRITE_SELECTORS = '#redeliver, #test-form, #rotate-form, #endpoint-toggle, #create-form, #replay-form, #secret-box';
+const WRITE_SELECTORS = '#redeliver, #test-form, #rotate-form, #endpoint-toggle, #endpoint-edit, #create-form, #replay-form, #secret-box';
 /** A bucket of GET …/webhooks/stats (docs/WEBHOOKS.md "Delivery statistics"). */
 interface StatsBucket {
   startUtc: string;
@@ -221,7 +232,7 @@ describe('portal in a real browser', () => {
         .get(`${WEBHOOKS_PATH}?endpointId=${endpointId}&pageSize=100${status ? `&status=${status}` : ''}`)
         .set(bearer(of.adminKey))
         .expect(200)
-    ).body.webhooks as { id: string; status: string; attemptCount: number; endpointId: string }[];
+    ).body.webhooks as { id: string; status: string; attemptCount: number; endpointId: string; resourceId: string }[];
 
   /** Opens the Endpoints view and waits until it lists `count` endpoints. */
   async function showEndpoints(page: Page, count: number): Promise<void> {
@@ -242,6 +253,20 @@ describe('portal in a real browser', () => {
     );
 
   const statusLine = (page: Page) => page.$eval('#status', (e) => e.textContent ?? '');
+
+  /** The open endpoint's details, by term. */
+  const endpointFacts = (page: Page) =>
+    page.$eval('#endpoint-facts', (dl) =>
+      Object.fromEntries(Array.from(dl.querySelectorAll('dt')).map((dt) => [dt.textContent, dt.nextElementSibling?.textContent ?? ''])),
+    );
+
+  /** Replaces what a text field holds, as pasting over it would. */
+  const setText = (page: Page, selector: string, text: string) =>
+    page.$eval(selector, (field, value) => ((field as HTMLInputElement | HTMLTextAreaElement).value = value), text);
+
+  /** The problems the form shows under the block of one field (`data-field`). */
+  const fieldProblems = (page: Page, field: string) =>
+    page.$eval(`#create-form [data-field="${field}"]`, (block) => block.querySelector('.field-error')?.textContent ?? '');
 
   /** Sets a datetime-local field to an instant, in the browser's own time zone. */
   const setLocalTime = (page: Page, selector: string, instant: Date) =>
@@ -655,6 +680,168 @@ describe('portal in a real browser', () => {
     await page.close();
   });
 
+  it('adds an endpoint with full bodies, a content filter and a retry schedule from the form, tries the filter, and logs an operational notice', async () => {
+    // The second endpoint hears of the organization's other endpoints only (`operational`).
+    const {
+      org: choosing,
+      secondId: watcherId,
+      secondUrl: watcherUrl,
+    } = await organizationWithTwoEndpoints('choices', { webhookTypes: ['operational'], description: 'Watcher' });
+    const filter = { resourceType: 'Wallet', data: { name: { $startsWith: 'Vault' } } };
+    const page = await openPortal();
+    await signIn(page, choosing.adminKey);
+    await signedIn(page);
+    await showEndpoints(page, 2);
+    expect((await endpointRow(page, watcherId)).Types).toBe('operational');
+
+    // operational is offered with the other types, and not chosen unasked.
+    expect(await page.$eval('#create-type-operational', (box) => (box as HTMLInputElement).checked)).toBe(false);
+    await page.type('#create-url', receiver.urlFor('/choices/first'));
+    await page.type('#create-description', 'First');
+    for (const type of ['payment', 'transaction', 'nft', 'kyc', 'document']) await page.click(`#create-type-${type}`);
+    await page.select('#create-payload', 'full');
+    await page.type('#create-retry', '5, 30, 120');
+    // JSON that does not parse is named under the filter, and nothing is sent.
+    await setText(page, '#create-filter', '{"resourceType": ');
+    await page.click('#create-form button[type="submit"]');
+    await page.waitForFunction(() => /^Not sent: filter is not valid JSON/.test(document.getElementById('status')?.textContent ?? ''));
+    expect(await fieldProblems(page, 'filter')).toMatch(/^filter: is not valid JSON: /);
+    expect((await t.http().get(ENDPOINTS_PATH).set(bearer(choosing.adminKey)).expect(200)).body.endpoints).toHaveLength(2);
+
+    await setText(page, '#create-filter', JSON.stringify(filter, null, 2));
+    await page.click('#create-form button[type="submit"]');
+    await showEndpoints(page, 3);
+    await page.waitForSelector('#secret-box:not([hidden])');
+    const first = (await t.http().get(ENDPOINTS_PATH).set(bearer(choosing.adminKey)).expect(200)).body.endpoints[2];
+    expect(first).toMatchObject({
+      description: 'First',
+      webhookTypes: ['custodialAccount'],
+      payload: 'full',
+      filter,
+      retrySchedule: [5, 30, 120],
+    });
+    expect(await fieldProblems(page, 'filter')).toBe('');
+    expect((await endpointRow(page, first.id)).Filters).toBe('a content filter');
+    await page.waitForSelector(`#endpoint-detail[data-id="${first.id}"]:not([hidden])`);
+    const facts = await endpointFacts(page);
+    expect(facts).toMatchObject({
+      Body: 'full: the envelope and data, the resource as its GET answers',
+      'Retry schedule': '5, 30, 120 seconds',
+    });
+    expect(JSON.parse(facts['Content filter'])).toEqual(filter);
+    await page.click('#secret-done');
+
+    // A wallet the filter lets through arrives with its data; another one does not arrive.
+    const vaultId = await createWallet(t, choosing, 'Vault 7');
+    const dailyId = await createWallet(t, choosing, 'Daily');
+    const received = await receiver.waitFor(
+      (r) =>
+        [vaultId, dailyId].every((id) => r.some((w) => w.path === '/choices/default' && w.body.resourceId === id)) &&
+        r.some((w) => w.path === '/choices/first' && w.body.resourceId === vaultId),
+    );
+    const toFirst = received.find((w) => w.path === '/choices/first') as ReceivedWebhook;
+    expect(toFirst.body.data).toMatchObject({ id: vaultId, name: 'Vault 7' });
+    const firstWebhooks = await webhooksOf(choosing, first.id);
+    expect(firstWebhooks.map((w) => w.resourceId)).toEqual([vaultId]);
+    const [vaultWebhook] = firstWebhooks;
+
+    // The filter test, from the endpoint's own settings: a recent event that matches...
+    await page.click('#endpoint-edit');
+    expect(await page.$eval('#create-title', (e) => e.textContent)).toBe('Change endpoint First');
+    expect(JSON.parse(await page.$eval('#create-filter', (e) => (e as HTMLTextAreaElement).value))).toEqual(filter);
+    await page.click('#filter-test summary');
+    await page.waitForSelector(`#filter-test-source option[value="${vaultWebhook.id}"]`);
+    await page.select('#filter-test-source', vaultWebhook.id);
+    await page.waitForFunction(() => (document.getElementById('filter-test-event') as HTMLTextAreaElement).value.includes('Vault 7'));
+    expect(JSON.parse(await page.$eval('#filter-test-event', (e) => (e as HTMLTextAreaElement).value))).toMatchObject({
+      webhookType: 'custodialAccount',
+      resourceType: 'Wallet',
+      action: 'create',
+      organizationId: choosing.id,
+      resourceId: vaultId,
+      data: { name: 'Vault 7' },
+    });
+    const testResult = () => page.$eval('#filter-test-result', (e) => e.textContent ?? '');
+    await page.click('#filter-test-run');
+    await page.waitForFunction(() => document.getElementById('filter-test-result')?.dataset.matches === 'true');
+    expect(await testResult()).toBe('matches');
+
+    // ...a pasted one that does not...
+    const daily = { webhookType: 'custodialAccount', resourceType: 'Wallet', action: 'create', data: { name: 'Daily' } };
+    await setText(page, '#filter-test-event', JSON.stringify(daily));
+    await page.click('#filter-test-run');
+    await page.waitForFunction(() => document.getElementById('filter-test-result')?.dataset.matches === 'false');
+    expect(await testResult()).toBe('does not match');
+
+    // ...and a filter the service refuses, the offending path shown under the filter.
+    await setText(page, '#create-filter', '{"data": {"name": {"$foo": "Vault"}}}');
+    await page.click('#filter-test-run');
+    await page.waitForFunction(() => (document.getElementById('filter-test-result')?.textContent ?? '').startsWith('Not tested: '));
+    expect(await fieldProblems(page, 'filter')).toMatch(/^filter\.data\.name\.\$foo: /);
+    expect(await testResult()).toContain('(VALIDATION_FAILED)');
+
+    // Saving sends what changed: thin bodies and another schedule; the filter stays as it was.
+    await setText(page, '#create-filter', JSON.stringify(filter));
+    await page.select('#create-payload', 'thin');
+    await setText(page, '#create-retry', '10, 60');
+    await page.click('#create-form button[type="submit"]');
+    await page.waitForFunction(
+      () => (document.getElementById('status')?.textContent ?? '') === 'Endpoint First saved: payload, retrySchedule.',
+    );
+    expect(await endpointOverApi(choosing, first.id)).toMatchObject({ payload: 'thin', filter, retrySchedule: [10, 60] });
+    await page.waitForFunction(() => document.getElementById('endpoint-facts')?.textContent?.includes('10, 60 seconds'));
+    expect(await endpointFacts(page)).toMatchObject({ Body: 'thin: the envelope only', 'Retry schedule': '10, 60 seconds' });
+    expect(await page.$eval('#create-title', (e) => e.textContent)).toBe('Add an endpoint');
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-choices-1280.png'), fullPage: true });
+
+    // The default endpoint takes no content filter: its form hides the filter and its test.
+    await page.click(`button[data-endpoint="${choosing.id}"]`);
+    await page.waitForSelector(`#endpoint-detail[data-id="${choosing.id}"]:not([hidden])`);
+    await page.click('#endpoint-edit');
+    expect(await page.$$eval('#create-form [data-not-default]', (blocks) => blocks.map((b) => (b as HTMLElement).hidden))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    await page.click('#create-cancel');
+    expect(await page.$eval('#create-form [data-field="filter"]', (b) => (b as HTMLElement).hidden)).toBe(false);
+
+    // First switched off from the form: the watcher hears of it, never First itself.
+    await page.click(`button[data-endpoint="${first.id}"]`);
+    await page.waitForFunction(() => document.getElementById('endpoint-toggle')?.textContent === 'Disable endpoint');
+    await page.click('#endpoint-toggle');
+    await page.waitForFunction(
+      (id) => document.querySelector(`#endpoints-table tr[data-id="${id}"] td[data-label="Status"]`)?.textContent === 'disabled',
+      {},
+      first.id,
+    );
+    const notices = await waitUntil(
+      () => webhooksOf(choosing, watcherId, 'succeeded'),
+      (webhooks) => webhooks.length > 0,
+    );
+    const [notice] = await receiver
+      .waitFor((r) => r.some((w) => w.body.id === notices[0].id))
+      .then((r) => r.filter((w) => w.body.id === notices[0].id));
+    expect(watcherUrl.endsWith(notice.path)).toBe(true);
+    expect(notice.body).toMatchObject({ resourceType: 'WebhookEndpoint', action: 'disabled', resourceId: first.id });
+
+    // In the log, filtered by its type: it says what happened and to which endpoint.
+    await page.click('.tabs button[data-view="log"]');
+    await page.select('#filter-type', 'operational');
+    await page.click('#filter-form button[type="submit"]');
+    await page.waitForSelector(`#log-table:not([aria-busy]) tbody tr[data-id="${notices[0].id}"]`);
+    const rows = await page.$$eval('#log-table tbody tr', (trs) =>
+      trs.map((tr) => Object.fromEntries(Array.from(tr.querySelectorAll('td')).map((td) => [td.dataset.label, td.textContent ?? '']))),
+    );
+    expect(rows).toEqual([expect.objectContaining({ Endpoint: 'Watcher', Type: 'operational', Resource: 'disabled: endpoint First' })]);
+    await page.click(`button[data-id="${notices[0].id}"]`);
+    await page.waitForSelector('#detail:not([hidden]) #attempts li');
+    expect(await page.$eval('#detail-facts', (e) => e.textContent)).toContain('Aboutendpoint First');
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-operational-1280.png'), fullPage: true });
+    await page.close();
+  });
+
   it("replays a failing endpoint's webhooks from the replay form once the receiver recovers, after the service switched it off", async () => {
     const { org: flaky, defaultUrl, secondId, secondUrl } = await organizationWithTwoEndpoints('replay', { description: 'Flaky' });
     failingPaths.add('/replay/second');
@@ -913,7 +1100,8 @@ describe('portal in a real browser', () => {
       page.evaluate(() => {
         const width = document.documentElement.clientWidth;
         const outside = Array.from(document.querySelectorAll('body *'))
-          .filter((e) => e.getBoundingClientRect().right > width + 0.5 || e.scrollWidth > e.clientWidth + 1)
+          // A one-line text field scrolls a long value inside itself, as every such field does.
+          .filter((e) => e.getBoundingClientRect().right > width + 0.5 || (e.scrollWidth > e.clientWidth + 1 && e.tagName !== 'INPUT'))
           // Only the body as sent may scroll inside its own box (a long line of JSON).
           .filter((e) => e.id !== 'payload' && (e as HTMLElement).offsetParent !== null)
           // Text for screen readers only sits in a clipped 1 px box.
@@ -942,6 +1130,14 @@ describe('portal in a real browser', () => {
     await page.waitForSelector('#endpoints-table:not([aria-busy])');
     expect(await overflow()).toEqual(fits);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-endpoints-390.png'), fullPage: true });
+    // The endpoint's settings in the form, with the filter test open on a recent event.
+    await page.click('#endpoint-edit');
+    await page.click('#filter-test summary');
+    await page.waitForSelector(`#filter-test-source option[value="${someId}"]`);
+    await page.select('#filter-test-source', someId);
+    await page.waitForFunction(() => (document.getElementById('filter-test-event') as HTMLTextAreaElement).value !== '');
+    expect(await overflow()).toEqual(fits);
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-endpoint-form-390.png'), fullPage: true });
 
     await page.click('.tabs button[data-view="stats"]');
     await page.waitForSelector('#stats-table[data-loaded="true"]');

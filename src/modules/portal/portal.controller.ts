@@ -80,6 +80,17 @@ export class PortalController {
     this.send(res, 'endpoints.js');
   }
 
+  @Get('endpoint-form.js')
+  @ApiOperation({
+    operationId: 'getPortalEndpointFormScript',
+    summary: "The portal page's endpoint form and filter test (a script module)",
+  })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  endpointFormScript(@Res() res: Response): void {
+    this.send(res, 'endpoint-form.js');
+  }
+
   @Get('deliveries.js')
   @ApiOperation({ operationId: 'getPortalDeliveriesScript', summary: "The portal page's Delivery log view (a script module)" })
   @ApiProduces('text/javascript')

@@ -7,14 +7,18 @@
 export const KEY_STORAGE = 'portal.apiKey';
 export const ORG = '/api/organization/v1/current-organization';
 export const ENDPOINTS = `${ORG}/webhook-endpoints`;
-export const WEBHOOK_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'];
+export const WEBHOOK_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount', 'operational'];
+/** The service's notices about the organization's endpoints and webhooks, rather than about a resource. */
+export const OPERATIONAL = 'operational';
 /** How long the detail view watches for the attempt a redelivery makes. */
 export const REDELIVER_WATCH_MS = 30000;
 export const DAY_MS = 24 * 3600 * 1000;
 
 // The answers this page reads (the OpenAPI document, /docs-json), with the fields it uses.
 /** @typedef {{detail?: string, title?: string, code?: unknown, errors?: unknown}} Problem */
-/** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, ordering: string, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, headers?: Record<string, string>, rateLimitPerSecond?: number|null, publicKey?: string|null, previousPublicKey?: string|null, auth?: {type: string, tokenUrl: string, clientId: string, scope: string|null, hasClientSecret: boolean}|null, tls?: {hasClientKey: boolean, subject: string, notAfterUtc: string}|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
+/** One field a request got wrong, named by its path in the body (`filter.data.name.$foo`). */
+/** @typedef {{field: string, message: string}} FieldProblem */
+/** @typedef {{id: string, isDefault: boolean, url: string|null, description: string|null, enabled: boolean, webhookTypes: string[], filters: {contractAddresses: string[]|null}, ordering: string, payload: string, filter: Record<string, unknown>|null, retrySchedule: number[]|null, hasSharedSecret: boolean, previousSecretExpiresAtUtc: string|null, headers?: Record<string, string>, rateLimitPerSecond?: number|null, publicKey?: string|null, previousPublicKey?: string|null, auth?: {type: string, tokenUrl: string, clientId: string, scope: string|null, hasClientSecret: boolean}|null, tls?: {hasClientKey: boolean, subject: string, notAfterUtc: string}|null, disabledReason: string|null, createdAtUtc: string, updatedAtUtc: string}} WebhookEndpoint */
 /** @typedef {{endpoints: WebhookEndpoint[], nextPageKey: string|null}} EndpointPage */
 /** @typedef {{apiKeys?: {keyPrefix?: unknown, roles?: unknown}[], nextPageKey: string|null}} ApiKeyPage */
 /** @typedef {{id: string, endpointId: string, eventId: string, webhookType: string, resourceType: string, resourceId: string, action: string, status: string, attemptCount: number, createdAtUtc: string, lastAttemptAtUtc: string|null, nextAttemptAtUtc: string|null, lastResponseStatus: number|null}} WebhookSummary */
@@ -42,7 +46,15 @@ export class ApiError extends Error {
     super(problem.detail || problem.title || `HTTP ${status}`);
     this.status = status;
     this.code = typeof problem.code === 'string' ? problem.code : '';
+    /** The fields the request got wrong, each named by its path, to show next to what was typed there. */
+    this.errors = Array.isArray(problem.errors) ? problem.errors.filter(isFieldProblem) : [];
   }
+}
+
+/** @param {unknown} entry @returns {entry is FieldProblem} */
+function isFieldProblem(entry) {
+  const fields = /** @type {{field?: unknown, message?: unknown}} */ (entry && typeof entry === 'object' ? entry : {});
+  return typeof fields.field === 'string' && typeof fields.message === 'string';
 }
 
 /** @template {HTMLElement} T @param {string} id @returns {T} */

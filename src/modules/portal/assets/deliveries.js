@@ -12,6 +12,7 @@ import {
   formText,
   fromLocalInput,
   loads,
+  OPERATIONAL,
   ORG,
   plural,
   query,
@@ -84,6 +85,21 @@ function endpointOf(id) {
   return endpoint ? endpointName(endpoint) : `deleted endpoint ${id}`;
 }
 
+/**
+ * What an entry reports on. An operational one is about an endpoint or a webhook of the
+ * organization, not a resource: it names that endpoint, as the log names the one it went to.
+ * @param {WebhookSummary} w
+ */
+function subjectOf(w) {
+  if (w.webhookType !== OPERATIONAL) return `${w.resourceType} ${w.action}`;
+  return `${w.action}: ${w.resourceType === 'WebhookEndpoint' ? `endpoint ${endpointOf(w.resourceId)}` : `webhook ${w.resourceId}`}`;
+}
+
+/** @param {WebhookSummary} w */
+function typeOf(w) {
+  return w.webhookType === OPERATIONAL ? el('span', { text: w.webhookType, className: 'badge operational' }) : w.webhookType;
+}
+
 /** @param {WebhookSummary[]} webhooks */
 function renderLog(webhooks) {
   const body = $('log-table').querySelector('tbody');
@@ -97,8 +113,8 @@ function renderLog(webhooks) {
       const row = el('tr', { attrs: { 'data-id': w.id, 'data-endpoint': w.endpointId } }, [
         cell('Created (UTC)', shortTime(w.createdAtUtc)),
         cell('Endpoint', endpointOf(w.endpointId), 'url'),
-        cell('Type', w.webhookType),
-        cell('Resource', `${w.resourceType} ${w.action}`),
+        cell('Type', typeOf(w)),
+        cell('Resource', subjectOf(w)),
         cell('Status', el('span', { text: w.status, className: `pill ${w.status}` })),
         cell('Attempts', String(w.attemptCount)),
         cell('Last answer', w.lastResponseStatus === null ? '—' : String(w.lastResponseStatus)),
@@ -141,13 +157,14 @@ function renderWebhook(webhook) {
   const facts = [
     ['Status', el('span', { text: webhook.status, className: `pill ${webhook.status}` })],
     ['Endpoint', endpointOf(webhook.endpointId)],
-    ['Type', webhook.webhookType],
+    ['Type', typeOf(webhook)],
     ['Resource', `${webhook.resourceType} ${webhook.resourceId}`],
     ['Action', webhook.action],
     ['Created (UTC)', shortTime(webhook.createdAtUtc)],
     ['Attempts', String(webhook.attemptCount)],
     ['Event', webhook.eventId],
   ];
+  if (webhook.webhookType === OPERATIONAL) facts.splice(3, 0, ['About', aboutText(webhook)]);
   renderFacts($('detail-facts'), facts);
 
   const items = webhook.attempts.map((attempt) => {
@@ -173,6 +190,19 @@ function renderWebhook(webhook) {
   if (items.length === 0) items.push(el('li', { text: 'No attempt yet.' }));
   $('attempts').replaceChildren(...items);
   $('payload').textContent = JSON.stringify(webhook.payload, null, 2);
+}
+
+/**
+ * The endpoint an operational webhook is about: the one switched or failing, or the one a
+ * webhook failed for good at (its body's `changes.endpointId`). @param {WebhookDetail} webhook
+ */
+function aboutText(webhook) {
+  if (webhook.resourceType === 'WebhookEndpoint') return `endpoint ${endpointOf(webhook.resourceId)}`;
+  const body = /** @type {{changes?: {endpointId?: unknown}|null}} */ (webhook.payload ?? {});
+  const endpointId = body.changes?.endpointId;
+  return typeof endpointId === 'string'
+    ? `webhook ${webhook.resourceId} to endpoint ${endpointOf(endpointId)}`
+    : `webhook ${webhook.resourceId}`;
 }
 
 /** After a redelivery, refresh the detail until the new attempt appears (or give up quietly). */

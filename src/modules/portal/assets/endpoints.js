@@ -1,25 +1,9 @@
 // @ts-check
 /**
  * The Endpoints view: the organization's webhook endpoints, their details, secrets, test
- * sends, enabling and creating one.
+ * sends and enabling (endpoint-form.js adds and changes them).
  */
-import {
-  $,
-  api,
-  cell,
-  describe,
-  el,
-  ENDPOINTS,
-  formText,
-  loads,
-  plural,
-  query,
-  renderFacts,
-  say,
-  shortTime,
-  state,
-  WEBHOOK_TYPES,
-} from './core.js';
+import { $, api, cell, describe, el, ENDPOINTS, loads, plural, query, renderFacts, say, shortTime, state, WEBHOOK_TYPES } from './core.js';
 /** @typedef {import('./core.js').EndpointPage} EndpointPage */
 /** @typedef {import('./core.js').WebhookEndpoint} WebhookEndpoint */
 
@@ -85,28 +69,24 @@ function headersText(endpoint) {
   return entries.length ? entries.map(([name, value]) => `${name}: ${value}`).join('; ') : 'none';
 }
 
-/**
- * The custom headers typed in the form, one `Name: value` per line; the service checks them and
- * names any it refuses. @param {string} text @returns {Record<string, string>}
- */
-function parseHeaderLines(text) {
-  /** @type {Record<string, string>} */
-  const headers = {};
-  for (const line of text.split(/\r?\n/)) {
-    if (!line.trim()) continue;
-    const colon = line.indexOf(':');
-    if (colon < 0) headers[line.trim()] = '';
-    else headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
-  }
-  return headers;
-}
-
 /** @param {WebhookEndpoint} endpoint */
 function filtersText(endpoint) {
   const contracts = endpoint.filters.contractAddresses;
-  if (!contracts) return 'none';
+  const content = endpoint.filter ? 'a content filter' : '';
+  if (!contracts) return content || 'none';
   const shown = contracts.slice(0, 3).join(', ');
-  return `nft and transaction of ${plural(contracts.length, 'contract')}: ${shown}${contracts.length > 3 ? `, and ${contracts.length - 3} more` : ''}`;
+  const text = `nft and transaction of ${plural(contracts.length, 'contract')}: ${shown}${contracts.length > 3 ? `, and ${contracts.length - 3} more` : ''}`;
+  return content ? `${text}; ${content}` : text;
+}
+
+/** @param {WebhookEndpoint} endpoint */
+function payloadText(endpoint) {
+  return endpoint.payload === 'full' ? 'full: the envelope and data, the resource as its GET answers' : 'thin: the envelope only';
+}
+
+/** @param {WebhookEndpoint} endpoint */
+function retryText(endpoint) {
+  return endpoint.retrySchedule ? `${endpoint.retrySchedule.join(', ')} seconds` : "the service's schedule";
 }
 
 /** @param {WebhookEndpoint} endpoint */
@@ -201,6 +181,9 @@ function renderEndpointDetail() {
     ['Status', el('span', { text: status.text, className: status.className })],
     ['Types', endpoint.webhookTypes.join(', ') || 'none'],
     ['Contracts', endpoint.filters.contractAddresses ? endpoint.filters.contractAddresses.join(', ') : 'every contract'],
+    ['Body', payloadText(endpoint)],
+    ['Content filter', endpoint.filter ? el('code', { text: JSON.stringify(endpoint.filter), className: 'mono' }) : 'none'],
+    ['Retry schedule', retryText(endpoint)],
     ['Rate limit', rateText(endpoint)],
     ['Custom headers', headersText(endpoint)],
     ['Ordering', endpoint.ordering === 'resource' ? 'resource: one at a time per resource, in event order, numbered' : 'none'],
@@ -226,7 +209,7 @@ function renderEndpointDetail() {
 }
 
 /** Shows a generated secret once, where it cannot be missed. @param {WebhookEndpoint|undefined} endpoint @param {string} secret */
-function showSecret(endpoint, secret) {
+export function showSecret(endpoint, secret) {
   const box = $('secret-box');
   const input = /** @type {HTMLTextAreaElement} */ ($('new-secret'));
   $('secret-endpoint').textContent = endpoint ? endpoint.url || endpointName(endpoint) : '';
@@ -297,37 +280,5 @@ export async function toggleEndpoint() {
     say(`Change refused: ${describe(error)}`, true);
   } finally {
     button.disabled = false;
-  }
-}
-
-/** @param {SubmitEvent} event */
-export async function createEndpoint(event) {
-  event.preventDefault();
-  const form = /** @type {HTMLFormElement} */ ($('create-form'));
-  const data = new FormData(form);
-  const contracts = formText(data, 'contractAddresses')
-    .split(/[\s,]+/)
-    .filter(Boolean);
-  /** @type {Record<string, unknown>} */
-  const body = { url: formText(data, 'url').trim(), webhookTypes: data.getAll('webhookTypes') };
-  const description = formText(data, 'description').trim();
-  if (description) body.description = description;
-  if (contracts.length) body.filters = { contractAddresses: contracts };
-  const rate = formText(data, 'rateLimitPerSecond').trim();
-  // Sent as typed when it is not a whole number, so the service's answer says what is wrong.
-  if (rate) body.rateLimitPerSecond = /^\d+$/.test(rate) ? Number(rate) : rate;
-  const headers = parseHeaderLines(formText(data, 'headers'));
-  if (Object.keys(headers).length) body.headers = headers;
-  const ordering = formText(data, 'ordering');
-  if (ordering && ordering !== 'none') body.ordering = ordering;
-  try {
-    const created = /** @type {WebhookEndpoint & {sharedSecret?: string}} */ (await api('POST', ENDPOINTS, { body }));
-    form.reset();
-    say(`Endpoint ${endpointName(created)} added.`);
-    state.endpointId = created.id;
-    await loadEndpoints();
-    if (created.sharedSecret) showSecret(created, created.sharedSecret);
-  } catch (error) {
-    say(`Endpoint not added: ${describe(error)}`, true);
   }
 }

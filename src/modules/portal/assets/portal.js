@@ -5,17 +5,24 @@
  * cookie, no server session). Loaded as an external file so the strict CSP (script-src 'self')
  * stays on; it never writes HTML from data (textContent only), so API data cannot inject markup.
  */
-import { $, api, ApiError, DAY_MS, describe, el, KEY_STORAGE, ORG, query, session, state, toLocalInput, WEBHOOK_TYPES } from './core.js';
 import {
-  createEndpoint,
-  fetchEndpoints,
-  hideSecret,
-  loadEndpoints,
-  renderEndpoints,
-  rotateSecret,
-  sendTest,
-  toggleEndpoint,
-} from './endpoints.js';
+  $,
+  api,
+  ApiError,
+  DAY_MS,
+  describe,
+  el,
+  KEY_STORAGE,
+  OPERATIONAL,
+  ORG,
+  query,
+  session,
+  state,
+  toLocalInput,
+  WEBHOOK_TYPES,
+} from './core.js';
+import { editEndpoint, loadRecentEvents, pickEvent, saveEndpoint, stopEditing, testFilter } from './endpoint-form.js';
+import { fetchEndpoints, hideSecret, loadEndpoints, renderEndpoints, rotateSecret, sendTest, toggleEndpoint } from './endpoints.js';
 import { loadLog, redeliver, replay } from './deliveries.js';
 import { loadStats } from './stats.js';
 import { clearWallet, loadActivity, loadNfts, lookUpWallet } from './wallets.js';
@@ -62,6 +69,7 @@ function signOut(message) {
   state.pageKeys = [null];
   state.nextPageKey = null;
   hideSecret();
+  stopEditing();
   $('endpoints-table').querySelector('tbody')?.replaceChildren();
   $('endpoint-detail').hidden = true;
   $('log-table').querySelector('tbody')?.replaceChildren();
@@ -120,12 +128,15 @@ function showView(name) {
 
 // ---- wiring --------------------------------------------------------------------------------
 
-/** Checkboxes named webhookTypes, one per type. @param {HTMLElement} container @param {boolean} checked @param {string} prefix */
+/**
+ * Checkboxes named webhookTypes, one per type.
+ * @param {HTMLElement} container @param {(type: string) => boolean} checked @param {string} prefix
+ */
 function typeChoices(container, checked, prefix) {
   container.replaceChildren(
     ...WEBHOOK_TYPES.map((type) => {
       const input = el('input', { attrs: { type: 'checkbox', name: 'webhookTypes', value: type, id: `${prefix}-${type}` } });
-      /** @type {HTMLInputElement} */ (input).defaultChecked = checked;
+      /** @type {HTMLInputElement} */ (input).defaultChecked = checked(type);
       return el('label', { className: 'choice', attrs: { for: `${prefix}-${type}` } }, [input, ` ${type}`]);
     }),
   );
@@ -170,7 +181,19 @@ $('redeliver').addEventListener('click', () => void redeliver());
 $('test-form').addEventListener('submit', (event) => void sendTest(/** @type {SubmitEvent} */ (event)));
 $('rotate-form').addEventListener('submit', (event) => void rotateSecret(/** @type {SubmitEvent} */ (event)));
 $('endpoint-toggle').addEventListener('click', () => void toggleEndpoint());
-$('create-form').addEventListener('submit', (event) => void createEndpoint(/** @type {SubmitEvent} */ (event)));
+$('endpoint-edit').addEventListener('click', () => editEndpoint());
+$('create-form').addEventListener('submit', (event) => void saveEndpoint(/** @type {SubmitEvent} */ (event)));
+$('create-cancel').addEventListener('click', () => {
+  stopEditing();
+  const detail = $('endpoint-detail');
+  (detail.hidden ? $('main') : detail).focus();
+});
+// The recent events are read when the box opens, so they include the latest webhooks.
+$('filter-test').addEventListener('toggle', () => {
+  if (/** @type {HTMLDetailsElement} */ ($('filter-test')).open) void loadRecentEvents();
+});
+$('filter-test-source').addEventListener('change', () => void pickEvent());
+$('filter-test-run').addEventListener('click', () => void testFilter());
 $('secret-done').addEventListener('click', () => {
   hideSecret();
   // Focus must not stay on the button that just vanished: back to the endpoint it was for.
@@ -188,8 +211,10 @@ $('stats-form').addEventListener('submit', (event) => {
 
 const typeFilter = /** @type {HTMLSelectElement} */ ($('filter-type'));
 typeFilter.append(...WEBHOOK_TYPES.map((type) => el('option', { text: type, attrs: { value: type } })));
-typeChoices($('create-types'), true, 'create-type');
-typeChoices($('replay-types'), false, 'replay-type');
+// A new endpoint gets every type about resources; notices about the organization's other
+// endpoints are asked for, not sent unasked.
+typeChoices($('create-types'), (type) => type !== OPERATIONAL, 'create-type');
+typeChoices($('replay-types'), () => false, 'replay-type');
 
 session.expired = signOut;
 
