@@ -53,7 +53,7 @@ export function filterNodes(value: unknown): number {
  * full bodies at most 15 %.
  */
 export async function receiverChoicesScenario(input: ReceiverChoicesInput) {
-  const { db, organizationId, events, endpointIds, log } = input;
+  const { events, endpointIds, log } = input;
   const nodes = filterNodes(TWENTY_NODE_FILTER);
   if (nodes !== 20) throw new Error(`the bench filter has ${nodes} nodes, not 20`);
   log(`receiver choices: seeding ${events} transactions for full bodies and filters to read`);
@@ -67,7 +67,9 @@ export async function receiverChoicesScenario(input: ReceiverChoicesInput) {
   const run = async (label: string): Promise<Measured> => {
     await input.warmUp();
     const measured = await input.measure(insertSql);
-    log(`  ${label}: ${measured.deliveriesPerSecond} webhooks/s, ${measured.cpuMsPerWebhook} CPU ms per webhook, p99 ${measured.latencyP99Ms} ms`);
+    log(
+      `  ${label}: ${measured.deliveriesPerSecond} webhooks/s, ${measured.cpuMsPerWebhook} CPU ms per webhook, p99 ${measured.latencyP99Ms} ms`,
+    );
     return measured;
   };
   log(`receiver choices: ${events} events about real transactions to 3 endpoints, one worker`);

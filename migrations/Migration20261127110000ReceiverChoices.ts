@@ -21,7 +21,9 @@ export class Migration20261127110000ReceiverChoices extends Migration {
   }
 
   down(): void {
-    this.addSql(`alter table "webhook_endpoint_health" drop column "consecutive_failures", drop column "failing", drop column "failing_changed_at";`);
+    this.addSql(
+      `alter table "webhook_endpoint_health" drop column "consecutive_failures", drop column "failing", drop column "failing_changed_at";`,
+    );
     this.addSql(`alter table "webhook_endpoint" drop column "payload", drop column "filter", drop column "retry_schedule";`);
   }
 }

@@ -116,7 +116,11 @@ export function webhookExhausted(webhookId: string, endpointId: string): Extract
 }
 
 /** The endpoint an `operational` event is about: it is never sent to that endpoint. */
-export function operationalSubject(event: { webhookType: string; resourceId: string; changes: Record<string, unknown> | null }): string | null {
+export function operationalSubject(event: {
+  webhookType: string;
+  resourceId: string;
+  changes: Record<string, unknown> | null;
+}): string | null {
   if (event.webhookType !== 'operational') return null;
   const endpointId = event.changes?.endpointId;
   return typeof endpointId === 'string' ? endpointId : event.resourceId;

@@ -196,7 +196,8 @@ export class DeliveryTargetReader {
       updatedAt: new Date(row.updated_at),
       payload: row.payload === 'full' ? 'full' : 'thin',
       filter: typeof row.filter === 'string' ? (JSON.parse(row.filter) as ContentFilter) : row.filter,
-      retryScheduleMs: row.retry_schedule === null ? null : parseTextArray(row.retry_schedule as string[] | string).map((s) => Number(s) * 1000),
+      retryScheduleMs:
+        row.retry_schedule === null ? null : parseTextArray(row.retry_schedule as string[] | string).map((s) => Number(s) * 1000),
     };
   }
 

@@ -18,7 +18,9 @@ describe('receiver choices', () => {
   });
 
   it('refuses an invalid filter with a 400 naming every offending path', () => {
-    const error = problem(() => parseContentFilter({ $or: [{ action: 'create' }, { action: { $foo: 1 } }], data: { amount: { $gt: '5' } } }));
+    const error = problem(() =>
+      parseContentFilter({ $or: [{ action: 'create' }, { action: { $foo: 1 } }], data: { amount: { $gt: '5' } } }),
+    );
     expect(error.status).toBe(400);
     expect(error.code).toBe('VALIDATION_FAILED');
     expect(error.errors?.map((e) => e.field)).toEqual(['filter.$or[1].action.$foo', 'filter.data.amount.$gt']);

@@ -80,7 +80,9 @@ export class WebhookEndpointsController {
     description: 'Nothing is stored. Try a filter on an event from the delivery log (its `payload`, with `webhookType`) before setting it.',
   })
   @ApiOkResponse({ type: FilterTestResponseDto })
-  @ApiBadRequestResponse({ description: 'VALIDATION_FAILED: the filter is invalid; `errors[].field` names the path (`filter.$or[1].action.$foo`).' })
+  @ApiBadRequestResponse({
+    description: 'VALIDATION_FAILED: the filter is invalid; `errors[].field` names the path (`filter.$or[1].action.$foo`).',
+  })
   filterTest(@Body() body: FilterTestRequestDto): FilterTestResponseDto {
     return { matches: filterMatches(parseContentFilter(body.filter) ?? {}, body.event) };
   }

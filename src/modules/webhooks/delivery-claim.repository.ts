@@ -367,6 +367,10 @@ export class DeliveryClaimRepository {
     );
     return rows
       .filter((row) => row.changed === true)
-      .map((row) => ({ endpointId: row.endpoint_id, organizationId: row.organization_id, action: row.failing ? ('failing' as const) : ('recovered' as const) }));
+      .map((row) => ({
+        endpointId: row.endpoint_id,
+        organizationId: row.organization_id,
+        action: row.failing ? ('failing' as const) : ('recovered' as const),
+      }));
   }
 }

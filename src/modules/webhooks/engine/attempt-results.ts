@@ -91,10 +91,12 @@ export class AttemptResults implements OnModuleDestroy {
       const applied = await this.deliveries.recordResults(rows, em);
       await this.publishByOrganization(
         em,
-        rows.filter((row) => row.exhausts && applied.has(row.id)).map((row) => ({
-          organizationId: row.organizationId,
-          event: webhookExhausted(row.id, row.endpointId),
-        })),
+        rows
+          .filter((row) => row.exhausts && applied.has(row.id))
+          .map((row) => ({
+            organizationId: row.organizationId,
+            event: webhookExhausted(row.id, row.endpointId),
+          })),
       );
       return applied;
     });
@@ -119,7 +121,8 @@ export class AttemptResults implements OnModuleDestroy {
 
   private async publishByOrganization(em: EntityManager, events: { organizationId: string; event: DomainEventInput }[]): Promise<void> {
     const byOrganization = new Map<string, DomainEventInput[]>();
-    for (const { organizationId, event } of events) byOrganization.set(organizationId, [...(byOrganization.get(organizationId) ?? []), event]);
+    for (const { organizationId, event } of events)
+      byOrganization.set(organizationId, [...(byOrganization.get(organizationId) ?? []), event]);
     for (const [organizationId, list] of byOrganization) await this.events.publishMany(em, organizationId, list);
   }
 

@@ -224,7 +224,10 @@ function plannedAttempt(
  * may receive it filters on content or takes full bodies. Reading nothing otherwise keeps thin,
  * unfiltered fan-out as cheap as before.
  */
-export function needsResource(event: Pick<PendingEvent, 'webhookType' | 'resourceType' | 'contractAddress'>, targets: readonly DeliveryTarget[]): boolean {
+export function needsResource(
+  event: Pick<PendingEvent, 'webhookType' | 'resourceType' | 'contractAddress'>,
+  targets: readonly DeliveryTarget[],
+): boolean {
   if (event.resourceType === 'WebhookTest') return false;
   return targets.some((target) => (target.filter !== null || target.payload === 'full') && decideEvent(event, target).kind === 'deliver');
 }

@@ -9,7 +9,9 @@ describe('EndpointHealthTally', () => {
     tally.add({ endpointId: 'b', organizationId: org, succeeded: false, firstOfCycle: true }, at(1));
     tally.add({ endpointId: 'b', organizationId: org, succeeded: false, firstOfCycle: false }, at(2));
     tally.add({ endpointId: 'b', organizationId: org, succeeded: false, firstOfCycle: true }, at(3));
-    expect(tally.take()).toEqual([{ endpointId: 'b', organizationId: org, succeededAt: null, firstFailureAt: at(1), failedWebhooks: 2, consecutiveFailures: 3 }]);
+    expect(tally.take()).toEqual([
+      { endpointId: 'b', organizationId: org, succeededAt: null, firstFailureAt: at(1), failedWebhooks: 2, consecutiveFailures: 3 },
+    ]);
     expect(tally.take()).toEqual([]);
   });
 
@@ -17,10 +19,14 @@ describe('EndpointHealthTally', () => {
     const tally = new EndpointHealthTally();
     tally.add({ endpointId: 'a', organizationId: org, succeeded: false, firstOfCycle: true }, at(1));
     tally.add({ endpointId: 'a', organizationId: org, succeeded: true, firstOfCycle: false }, at(2));
-    expect(tally.take()).toEqual([{ endpointId: 'a', organizationId: org, succeededAt: at(2), firstFailureAt: null, failedWebhooks: 0, consecutiveFailures: 0 }]);
+    expect(tally.take()).toEqual([
+      { endpointId: 'a', organizationId: org, succeededAt: at(2), firstFailureAt: null, failedWebhooks: 0, consecutiveFailures: 0 },
+    ]);
     tally.add({ endpointId: 'a', organizationId: org, succeeded: true, firstOfCycle: true }, at(3));
     tally.add({ endpointId: 'a', organizationId: org, succeeded: false, firstOfCycle: true }, at(4));
-    expect(tally.take()).toEqual([{ endpointId: 'a', organizationId: org, succeededAt: at(3), firstFailureAt: at(4), failedWebhooks: 1, consecutiveFailures: 1 }]);
+    expect(tally.take()).toEqual([
+      { endpointId: 'a', organizationId: org, succeededAt: at(3), firstFailureAt: at(4), failedWebhooks: 1, consecutiveFailures: 1 },
+    ]);
   });
 
   it('hands endpoints over in id order', () => {

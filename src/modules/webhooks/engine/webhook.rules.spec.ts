@@ -353,7 +353,13 @@ describe('what an endpoint chose to receive', () => {
     const disabled = { ...event, webhookType: 'operational', resourceType: 'WebhookEndpoint', action: 'disabled', resourceId: ENDPOINT };
     expect(passesChoices(disabled, { endpointId: ENDPOINT, filter: null }, null)).toBe(false);
     expect(passesChoices(disabled, { endpointId: event.organizationId, filter: null }, null)).toBe(true);
-    const exhausted = { ...disabled, resourceType: 'Webhook', action: 'exhausted', resourceId: event.resourceId, changes: { endpointId: ENDPOINT } };
+    const exhausted = {
+      ...disabled,
+      resourceType: 'Webhook',
+      action: 'exhausted',
+      resourceId: event.resourceId,
+      changes: { endpointId: ENDPOINT },
+    };
     expect(passesChoices(exhausted, { endpointId: ENDPOINT, filter: null }, null)).toBe(false);
     expect(passesChoices(exhausted, { endpointId: event.organizationId, filter: null }, null)).toBe(true);
   });
@@ -380,10 +386,20 @@ describe('what an endpoint chose to receive', () => {
     expect(after(3)).toEqual({ status: 'failed' });
     // A longer Retry-After wins; a shorter one does not shorten the delay.
     expect(
-      decideAfterAttempt({ outcome: 'failure', permanent: false, attempt: 1, cycleStartAttempt: 0, retryAfterMs: 5000 }, [1000], () => 0.5, 0.1),
+      decideAfterAttempt(
+        { outcome: 'failure', permanent: false, attempt: 1, cycleStartAttempt: 0, retryAfterMs: 5000 },
+        [1000],
+        () => 0.5,
+        0.1,
+      ),
     ).toEqual({ status: 'pending', delayMs: 5000 });
     expect(
-      decideAfterAttempt({ outcome: 'failure', permanent: false, attempt: 1, cycleStartAttempt: 0, retryAfterMs: 10 }, [1000], () => 0.5, 0.1),
+      decideAfterAttempt(
+        { outcome: 'failure', permanent: false, attempt: 1, cycleStartAttempt: 0, retryAfterMs: 10 },
+        [1000],
+        () => 0.5,
+        0.1,
+      ),
     ).toEqual({ status: 'pending', delayMs: 1000 });
   });
 });

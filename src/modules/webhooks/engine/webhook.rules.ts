@@ -61,7 +61,9 @@ export function retryScheduleOf(
   serviceScheduleMs: readonly number[],
 ): { scheduleMs: readonly number[]; jitter: number } {
   const own = target?.retryScheduleMs ?? null;
-  return own === null ? { scheduleMs: serviceScheduleMs, jitter: SERVICE_SCHEDULE_JITTER } : { scheduleMs: own, jitter: ENDPOINT_SCHEDULE_JITTER };
+  return own === null
+    ? { scheduleMs: serviceScheduleMs, jitter: SERVICE_SCHEDULE_JITTER }
+    : { scheduleMs: own, jitter: ENDPOINT_SCHEDULE_JITTER };
 }
 
 /** Time allowed after a request's timeout for its result to be written, within the lease. */
