@@ -1,19 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiNoContentResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-  ApiTags,
-  ApiUnprocessableEntityResponse,
-} from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
 import { badRequest } from '../../common/errors/domain-error';
 import { EVM_ADDRESS_PATTERN, parseAddress } from '../../common/evm-address';
+import { ApiRefusals } from '../../common/http/api-refusals';
 import { PageQueryDto } from '../../common/pagination/page-query.dto';
 import { PutSpamOverrideRequestDto, SpamOverrideDto, SpamOverridesPageDto } from './dto/spam-override.dto';
 import { SpamService } from './spam.service';
@@ -62,8 +54,10 @@ export class SpamOverridesController {
   @ApiParam(CHAIN_PARAM)
   @ApiParam(CONTRACT_PARAM)
   @ApiOkResponse({ type: SpamOverrideDto })
-  @ApiBadRequestResponse({ description: 'VALIDATION_FAILED (a non-integer chainId, a non-boolean isSpam) or INVALID_ADDRESS.' })
-  @ApiUnprocessableEntityResponse({ description: 'UNKNOWN_CHAIN: not a chain the service follows.' })
+  @ApiRefusals({
+    400: 'VALIDATION_FAILED (a non-integer chainId, a non-boolean isSpam) or INVALID_ADDRESS.',
+    422: 'UNKNOWN_CHAIN: not a chain the service follows.',
+  })
   async put(
     @CurrentKey() key: ApiKeyPrincipal,
     @Param('chainId') chainId: string,
@@ -81,8 +75,10 @@ export class SpamOverridesController {
   @ApiParam(CHAIN_PARAM)
   @ApiParam(CONTRACT_PARAM)
   @ApiNoContentResponse({ description: 'Removed.' })
-  @ApiBadRequestResponse({ description: 'VALIDATION_FAILED (a non-integer chainId) or INVALID_ADDRESS.' })
-  @ApiNotFoundResponse({ description: 'SPAM_OVERRIDE_NOT_FOUND: the organization has no override for it.' })
+  @ApiRefusals({
+    400: 'VALIDATION_FAILED (a non-integer chainId) or INVALID_ADDRESS.',
+    404: 'SPAM_OVERRIDE_NOT_FOUND: the organization has no override for it.',
+  })
   async delete(
     @CurrentKey() key: ApiKeyPrincipal,
     @Param('chainId') chainId: string,
