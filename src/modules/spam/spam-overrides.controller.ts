@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
@@ -21,13 +21,22 @@ function chainIdOf(value: string): number {
   return Number(value);
 }
 
-const CHAIN_PARAM = { name: 'chainId', schema: { type: 'integer' as const, minimum: 0 }, description: 'A chain the service follows.' };
-const CONTRACT_PARAM = {
-  name: 'contractAddress',
-  schema: { type: 'string' as const, pattern: EVM_ADDRESS_PATTERN },
-  description: 'Lowercase, uppercase hex or EIP-55.',
-  example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
-};
+/** An override's path, `:chainId/:contractAddress`, as PUT and DELETE document it. */
+const OverridePathParams = () =>
+  applyDecorators(
+    ApiParam({ name: 'chainId', schema: { type: 'integer', minimum: 0 }, description: 'A chain the service follows.' }),
+    ApiParam({
+      name: 'contractAddress',
+      schema: { type: 'string', pattern: EVM_ADDRESS_PATTERN },
+      description: 'Lowercase, uppercase hex or EIP-55.',
+      example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+    }),
+  );
+
+/** The contract an override's path names; a malformed chain id or address is a 400. */
+function overrideTarget(chainId: string, contractAddress: string): { chainId: number; contractAddress: string } {
+  return { chainId: chainIdOf(chainId), contractAddress: parseAddress(contractAddress, 'contractAddress') };
+}
 
 @ApiTags('Spam')
 @Auth('admin')
@@ -51,8 +60,7 @@ export class SpamOverridesController {
       'Any contract of a followed chain, seen or not. Holders of its tokens in this organization get the `nft` `update` ' +
       'webhook with `changes: {spam}` per token whose spam changed. `reasons` still lists the rules that fired.',
   })
-  @ApiParam(CHAIN_PARAM)
-  @ApiParam(CONTRACT_PARAM)
+  @OverridePathParams()
   @ApiOkResponse({ type: SpamOverrideDto })
   @ApiRefusals({
     400: 'VALIDATION_FAILED (a non-integer chainId, a non-boolean isSpam) or INVALID_ADDRESS.',
@@ -65,15 +73,14 @@ export class SpamOverridesController {
     @Body() body: PutSpamOverrideRequestDto,
     @ReqMeta() meta: RequestMeta,
   ): Promise<SpamOverrideDto> {
-    const row = { chainId: chainIdOf(chainId), contractAddress: parseAddress(contractAddress, 'contractAddress'), isSpam: body.isSpam };
+    const row = { ...overrideTarget(chainId, contractAddress), isSpam: body.isSpam };
     return SpamOverrideDto.from(await this.spam.putOverride(key, row, meta));
   }
 
   @Delete(':chainId/:contractAddress')
   @HttpCode(204)
   @ApiOperation({ operationId: 'deleteSpamOverride', summary: "Remove the organization's override: the rules decide again" })
-  @ApiParam(CHAIN_PARAM)
-  @ApiParam(CONTRACT_PARAM)
+  @OverridePathParams()
   @ApiNoContentResponse({ description: 'Removed.' })
   @ApiRefusals({
     400: 'VALIDATION_FAILED (a non-integer chainId) or INVALID_ADDRESS.',
@@ -85,6 +92,7 @@ export class SpamOverridesController {
     @Param('contractAddress') contractAddress: string,
     @ReqMeta() meta: RequestMeta,
   ): Promise<void> {
-    await this.spam.deleteOverride(key, chainIdOf(chainId), parseAddress(contractAddress, 'contractAddress'), meta);
+    const target = overrideTarget(chainId, contractAddress);
+    await this.spam.deleteOverride(key, target.chainId, target.contractAddress, meta);
   }
 }
