@@ -40,6 +40,27 @@ export type OperationTrait =
   | 'idempotencyKey'
   | `path:${string}`;
 
+/** The reason phrase a problem's `title` carries for a status (what buildProblem writes). */
+export const statusTitle = (status: number): string => STATUS_CODES[status] ?? 'Error';
+
+/** What a catalogue entry says beyond its status: see `ErrorSpec`. */
+interface CatalogueEntry {
+  readonly meaning: string;
+  readonly documentedOn?: readonly OperationTrait[];
+}
+
+/** The entries of one status, each titled with the status's reason phrase as every answer is. */
+function answering<S extends number, C extends string>(
+  status: S,
+  entries: Record<C, CatalogueEntry>,
+): Record<C, ErrorSpec & { status: S }> {
+  const out = {} as Record<C, ErrorSpec & { status: S }>;
+  for (const [code, { meaning, documentedOn }] of Object.entries(entries) as [C, CatalogueEntry][]) {
+    out[code] = { status, title: statusTitle(status), meaning, ...(documentedOn && { documentedOn }) };
+  }
+  return out;
+}
+
 /**
  * Every problem `code` this service answers with. A `DomainError` and its helpers take a key of
  * this object (or of an extension's declared codes, see `ExtensionErrorCodes`), so a code that is
@@ -48,264 +69,114 @@ export type OperationTrait =
  * API: change neither.
  */
 export const ERROR_CATALOGUE = {
-  // 400
-  VALIDATION_FAILED: {
-    status: 400,
-    title: 'Bad Request',
-    meaning: 'A field is missing or malformed; `errors` names each one.',
-    documentedOn: ['input'],
-  },
-  INVALID_ADDRESS: {
-    status: 400,
-    title: 'Bad Request',
-    meaning: 'An EVM address is malformed or its EIP-55 checksum is wrong.',
-    documentedOn: ['address'],
-  },
-  INVALID_PAGE_KEY: {
-    status: 400,
-    title: 'Bad Request',
-    meaning: '`pageKey` is not a key returned by the same endpoint.',
-    documentedOn: ['pageKey'],
-  },
-  INVALID_IDEMPOTENCY_KEY: {
-    status: 400,
-    title: 'Bad Request',
-    meaning: '`Idempotency-Key` is not 1 to 255 printable ASCII characters.',
-    documentedOn: ['idempotencyKey'],
-  },
-  INVALID_PATH_PARAMETER: { status: 400, title: 'Bad Request', meaning: 'An id in the path is not a UUID.', documentedOn: ['uuidPath'] },
-  MALFORMED_JSON: { status: 400, title: 'Bad Request', meaning: 'The request body is not valid JSON.', documentedOn: ['jsonBody'] },
-  JSON_TOO_DEEP: { status: 400, title: 'Bad Request', meaning: 'The request body nests deeper than allowed.', documentedOn: ['jsonBody'] },
-  INVALID_CHARACTER: {
-    status: 400,
-    title: 'Bad Request',
-    meaning: 'The request body contains a character that is not allowed.',
-    documentedOn: ['jsonBody'],
-  },
-  BAD_REQUEST: { status: 400, title: 'Bad Request', meaning: 'The request could not be read (any other 400).', documentedOn: ['jsonBody'] },
-  // 401, 403
-  UNAUTHENTICATED: {
-    status: 401,
-    title: 'Unauthorized',
-    meaning: 'No credential was sent (`Authorization: Bearer <key>`).',
-    documentedOn: ['guarded'],
-  },
-  INVALID_API_KEY: {
-    status: 401,
-    title: 'Unauthorized',
-    meaning: 'The API key (or operator key) is unknown or revoked.',
-    documentedOn: ['guarded'],
-  },
-  INVALID_METRICS_TOKEN: { status: 401, title: 'Unauthorized', meaning: 'The `/metrics` bearer token is not valid.' },
-  FORBIDDEN: { status: 403, title: 'Forbidden', meaning: 'The API key lacks a role the route requires.', documentedOn: ['apiKey'] },
-  MEDIA_LINK_INVALID: {
-    status: 403,
-    title: 'Forbidden',
-    meaning: 'A thumbnail link’s `sig` is missing or wrong, or its `exp` has passed: read the token again for a fresh link.',
-  },
-  // 404
-  NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'Not found (a 404 raised by the framework).' },
-  ROUTE_NOT_FOUND: { status: 404, title: 'Not Found', meaning: 'No route for this method and path (or this process serves no API).' },
-  OPERATOR_API_DISABLED: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'The operator API is disabled on this deployment.',
-    documentedOn: ['operatorKey'],
-  },
-  ORGANIZATION_NOT_FOUND: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'The organization does not exist.',
-    documentedOn: ['path:organizationId'],
-  },
-  API_KEY_NOT_FOUND: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'The API key does not exist in this organization.',
-    documentedOn: ['path:apiKeyId'],
-  },
-  WALLET_NOT_FOUND: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'The wallet is unknown, or another organization’s.',
-    documentedOn: ['path:walletId'],
-  },
-  MEDIA_NOT_FOUND: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'A rightly signed thumbnail link names no stored image or width.',
-    documentedOn: ['path:sha256', 'path:file'],
-  },
-  TOKEN_NOT_FOUND: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'The token is unknown, another organization’s, or hidden by the whitelist.',
-    documentedOn: ['path:tokenId'],
-  },
-  TRANSACTION_NOT_FOUND: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'The transaction is unknown, or another organization’s.',
-    documentedOn: ['path:transactionId'],
-  },
-  CONTRACT_NOT_WHITELISTED: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'The contract is not on the whitelist.',
-    documentedOn: ['path:contractAddress'],
-  },
-  SPAM_OVERRIDE_NOT_FOUND: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'The organization has no spam override for this chain and contract.',
-    documentedOn: ['path:chainId'],
-  },
-  CONTRACT_NOT_FOUND: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'The indexed contract is unknown, or another organization’s.',
-    documentedOn: ['path:contractId', 'path:blockchainTokenId'],
-  },
-  WEBHOOK_NOT_FOUND: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'The webhook is unknown, or another organization’s.',
-    documentedOn: ['path:webhookId'],
-  },
-  WEBHOOK_ENDPOINT_NOT_FOUND: {
-    status: 404,
-    title: 'Not Found',
-    meaning: 'The webhook endpoint is unknown, or another organization’s.',
-    documentedOn: ['path:endpointId'],
-  },
-  // 405, 406, 409, 413, 415
-  METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed', meaning: 'The method is not allowed on this path.' },
-  NOT_ACCEPTABLE: { status: 406, title: 'Not Acceptable', meaning: 'No representation matches the `Accept` header.' },
-  CONFLICT: { status: 409, title: 'Conflict', meaning: 'The request conflicts with the current state (a 409 raised by the framework).' },
-  TOKEN_ALREADY_EXISTS: { status: 409, title: 'Conflict', meaning: 'A token with this id already exists.' },
-  SYNC_IN_PROGRESS: {
-    status: 409,
-    title: 'Conflict',
-    meaning: 'The wallet has an open sync on the chain from another block; ask again once it has ended.',
-  },
-  CONTRACT_ALREADY_INDEXED: {
-    status: 409,
-    title: 'Conflict',
-    meaning: 'The organization already indexes this contract on this chain.',
-  },
-  PAYLOAD_TOO_LARGE: {
-    status: 413,
-    title: 'Payload Too Large',
-    meaning: 'The request body is larger than `BODY_LIMIT_BYTES`.',
-    documentedOn: ['jsonBody'],
-  },
-  UNSUPPORTED_MEDIA_TYPE: {
-    status: 415,
-    title: 'Unsupported Media Type',
-    meaning: 'The body is not `application/json`, or its encoding is not supported.',
-    documentedOn: ['jsonBody'],
-  },
-  // 422
-  UNPROCESSABLE: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The request cannot be carried out (a 422 raised by the framework).',
-  },
-  CHAIN_MANAGED: { status: 422, title: 'Unprocessable Entity', meaning: 'The token is followed on chain; only the chain moves it.' },
-  INSUFFICIENT_BALANCE: { status: 422, title: 'Unprocessable Entity', meaning: 'A wallet would hold less than zero of the token.' },
-  BALANCE_OVERFLOW: { status: 422, title: 'Unprocessable Entity', meaning: 'A wallet would hold more than 2^256-1 of the token.' },
-  IDEMPOTENCY_KEY_REUSED: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The `Idempotency-Key` was used with a different request in the last 24 hours.',
-  },
-  WHITELIST_FULL: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The whitelist would exceed `WHITELIST_MAX_CONTRACTS`; nothing is added.',
-  },
-  API_KEY_LIMIT_REACHED: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The organization has the most active API keys allowed; revoke one first.',
-  },
-  ENDPOINT_LIMIT_REACHED: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The organization has the most webhook endpoints allowed; delete one first.',
-  },
-  DEFAULT_ENDPOINT: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The default endpoint cannot be deleted and has no description or filters.',
-  },
-  WEBHOOK_CONFIG_INCOMPLETE: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'An enabled endpoint needs a url and a shared secret (or there is no secret to rotate).',
-  },
-  WEBHOOK_ENDPOINT_DELETED: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The webhook’s endpoint was deleted; it cannot be sent again.',
-  },
-  REPLAY_TOO_LARGE: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'Too many webhooks match a replay; narrow the window or filters.',
-  },
-  OUTSIDE_RETENTION: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'A replay reaches back past WEBHOOK_RETENTION; those webhooks are no longer kept.',
-  },
-  UNKNOWN_CHAIN: { status: 422, title: 'Unprocessable Entity', meaning: 'The chain is not followed by this service.' },
-  WALLET_HAS_NO_ADDRESS: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The wallet has no address (or the zero address), so it has no history on a chain.',
-  },
-  SYNC_RANGE_TOO_LARGE: { status: 422, title: 'Unprocessable Entity', meaning: 'The requested chain sync range is larger than allowed.' },
-  SYNC_LIMIT_REACHED: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The organization has the most open (pending or running) wallet syncs allowed; ask again once one has ended.',
-  },
-  CONTRACT_LIMIT_REACHED: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The organization indexes the most contracts allowed (20); delete one first.',
-  },
-  NOT_YET_INDEXED: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The block asked for is past the contract’s `indexedBlock`; ask again once it is indexed.',
-  },
-  BEFORE_INDEXED_RANGE: {
-    status: 422,
-    title: 'Unprocessable Entity',
-    meaning: 'The block (or time) asked for is before the contract’s `fromBlock`.',
-  },
-  // 429, 5xx
-  RATE_LIMITED: {
-    status: 429,
-    title: 'Too Many Requests',
-    meaning: 'Too many requests (or webhook sends); retry after `Retry-After` seconds.',
-    documentedOn: ['rateLimited'],
-  },
-  INTERNAL_ERROR: {
-    status: 500,
-    title: 'Internal Server Error',
-    meaning: 'An unexpected error; the log line with the same `requestId` tells more.',
-    documentedOn: ['any'],
-  },
-  SERVICE_UNAVAILABLE: {
-    status: 503,
-    title: 'Service Unavailable',
-    meaning: 'PostgreSQL is unreachable or busy; retry shortly.',
-    documentedOn: ['guarded'],
-  },
-  NOT_READY: { status: 503, title: 'Service Unavailable', meaning: 'Readiness probe: PostgreSQL or Redis is unreachable.' },
+  ...answering(400, {
+    VALIDATION_FAILED: { meaning: 'A field is missing or malformed; `errors` names each one.', documentedOn: ['input'] },
+    INVALID_ADDRESS: { meaning: 'An EVM address is malformed or its EIP-55 checksum is wrong.', documentedOn: ['address'] },
+    INVALID_PAGE_KEY: { meaning: '`pageKey` is not a key returned by the same endpoint.', documentedOn: ['pageKey'] },
+    INVALID_IDEMPOTENCY_KEY: { meaning: '`Idempotency-Key` is not 1 to 255 printable ASCII characters.', documentedOn: ['idempotencyKey'] },
+    INVALID_PATH_PARAMETER: { meaning: 'An id in the path is not a UUID.', documentedOn: ['uuidPath'] },
+    MALFORMED_JSON: { meaning: 'The request body is not valid JSON.', documentedOn: ['jsonBody'] },
+    JSON_TOO_DEEP: { meaning: 'The request body nests deeper than allowed.', documentedOn: ['jsonBody'] },
+    INVALID_CHARACTER: { meaning: 'The request body contains a character that is not allowed.', documentedOn: ['jsonBody'] },
+    BAD_REQUEST: { meaning: 'The request could not be read (any other 400).', documentedOn: ['jsonBody'] },
+  }),
+  ...answering(401, {
+    UNAUTHENTICATED: { meaning: 'No credential was sent (`Authorization: Bearer <key>`).', documentedOn: ['guarded'] },
+    INVALID_API_KEY: { meaning: 'The API key (or operator key) is unknown or revoked.', documentedOn: ['guarded'] },
+    INVALID_METRICS_TOKEN: { meaning: 'The `/metrics` bearer token is not valid.' },
+  }),
+  ...answering(403, {
+    FORBIDDEN: { meaning: 'The API key lacks a role the route requires.', documentedOn: ['apiKey'] },
+    MEDIA_LINK_INVALID: {
+      meaning: 'A thumbnail link’s `sig` is missing or wrong, or its `exp` has passed: read the token again for a fresh link.',
+    },
+  }),
+  ...answering(404, {
+    NOT_FOUND: { meaning: 'Not found (a 404 raised by the framework).' },
+    ROUTE_NOT_FOUND: { meaning: 'No route for this method and path (or this process serves no API).' },
+    OPERATOR_API_DISABLED: { meaning: 'The operator API is disabled on this deployment.', documentedOn: ['operatorKey'] },
+    ORGANIZATION_NOT_FOUND: { meaning: 'The organization does not exist.', documentedOn: ['path:organizationId'] },
+    API_KEY_NOT_FOUND: { meaning: 'The API key does not exist in this organization.', documentedOn: ['path:apiKeyId'] },
+    WALLET_NOT_FOUND: { meaning: 'The wallet is unknown, or another organization’s.', documentedOn: ['path:walletId'] },
+    MEDIA_NOT_FOUND: {
+      meaning: 'A rightly signed thumbnail link names no stored image or width.',
+      documentedOn: ['path:sha256', 'path:file'],
+    },
+    TOKEN_NOT_FOUND: {
+      meaning: 'The token is unknown, another organization’s, or hidden by the whitelist.',
+      documentedOn: ['path:tokenId'],
+    },
+    TRANSACTION_NOT_FOUND: { meaning: 'The transaction is unknown, or another organization’s.', documentedOn: ['path:transactionId'] },
+    CONTRACT_NOT_WHITELISTED: { meaning: 'The contract is not on the whitelist.', documentedOn: ['path:contractAddress'] },
+    SPAM_OVERRIDE_NOT_FOUND: {
+      meaning: 'The organization has no spam override for this chain and contract.',
+      documentedOn: ['path:chainId'],
+    },
+    CONTRACT_NOT_FOUND: {
+      meaning: 'The indexed contract is unknown, or another organization’s.',
+      documentedOn: ['path:contractId', 'path:blockchainTokenId'],
+    },
+    WEBHOOK_NOT_FOUND: { meaning: 'The webhook is unknown, or another organization’s.', documentedOn: ['path:webhookId'] },
+    WEBHOOK_ENDPOINT_NOT_FOUND: {
+      meaning: 'The webhook endpoint is unknown, or another organization’s.',
+      documentedOn: ['path:endpointId'],
+    },
+  }),
+  ...answering(405, {
+    METHOD_NOT_ALLOWED: { meaning: 'The method is not allowed on this path.' },
+  }),
+  ...answering(406, {
+    NOT_ACCEPTABLE: { meaning: 'No representation matches the `Accept` header.' },
+  }),
+  ...answering(409, {
+    CONFLICT: { meaning: 'The request conflicts with the current state (a 409 raised by the framework).' },
+    TOKEN_ALREADY_EXISTS: { meaning: 'A token with this id already exists.' },
+    SYNC_IN_PROGRESS: { meaning: 'The wallet has an open sync on the chain from another block; ask again once it has ended.' },
+    CONTRACT_ALREADY_INDEXED: { meaning: 'The organization already indexes this contract on this chain.' },
+  }),
+  ...answering(413, {
+    PAYLOAD_TOO_LARGE: { meaning: 'The request body is larger than `BODY_LIMIT_BYTES`.', documentedOn: ['jsonBody'] },
+  }),
+  ...answering(415, {
+    UNSUPPORTED_MEDIA_TYPE: {
+      meaning: 'The body is not `application/json`, or its encoding is not supported.',
+      documentedOn: ['jsonBody'],
+    },
+  }),
+  ...answering(422, {
+    UNPROCESSABLE: { meaning: 'The request cannot be carried out (a 422 raised by the framework).' },
+    CHAIN_MANAGED: { meaning: 'The token is followed on chain; only the chain moves it.' },
+    INSUFFICIENT_BALANCE: { meaning: 'A wallet would hold less than zero of the token.' },
+    BALANCE_OVERFLOW: { meaning: 'A wallet would hold more than 2^256-1 of the token.' },
+    IDEMPOTENCY_KEY_REUSED: { meaning: 'The `Idempotency-Key` was used with a different request in the last 24 hours.' },
+    WHITELIST_FULL: { meaning: 'The whitelist would exceed `WHITELIST_MAX_CONTRACTS`; nothing is added.' },
+    API_KEY_LIMIT_REACHED: { meaning: 'The organization has the most active API keys allowed; revoke one first.' },
+    ENDPOINT_LIMIT_REACHED: { meaning: 'The organization has the most webhook endpoints allowed; delete one first.' },
+    DEFAULT_ENDPOINT: { meaning: 'The default endpoint cannot be deleted and has no description or filters.' },
+    WEBHOOK_CONFIG_INCOMPLETE: { meaning: 'An enabled endpoint needs a url and a shared secret (or there is no secret to rotate).' },
+    WEBHOOK_ENDPOINT_DELETED: { meaning: 'The webhook’s endpoint was deleted; it cannot be sent again.' },
+    REPLAY_TOO_LARGE: { meaning: 'Too many webhooks match a replay; narrow the window or filters.' },
+    OUTSIDE_RETENTION: { meaning: 'A replay reaches back past WEBHOOK_RETENTION; those webhooks are no longer kept.' },
+    UNKNOWN_CHAIN: { meaning: 'The chain is not followed by this service.' },
+    WALLET_HAS_NO_ADDRESS: { meaning: 'The wallet has no address (or the zero address), so it has no history on a chain.' },
+    SYNC_RANGE_TOO_LARGE: { meaning: 'The requested chain sync range is larger than allowed.' },
+    SYNC_LIMIT_REACHED: {
+      meaning: 'The organization has the most open (pending or running) wallet syncs allowed; ask again once one has ended.',
+    },
+    CONTRACT_LIMIT_REACHED: { meaning: 'The organization indexes the most contracts allowed (20); delete one first.' },
+    NOT_YET_INDEXED: { meaning: 'The block asked for is past the contract’s `indexedBlock`; ask again once it is indexed.' },
+    BEFORE_INDEXED_RANGE: { meaning: 'The block (or time) asked for is before the contract’s `fromBlock`.' },
+  }),
+  ...answering(429, {
+    RATE_LIMITED: { meaning: 'Too many requests (or webhook sends); retry after `Retry-After` seconds.', documentedOn: ['rateLimited'] },
+  }),
+  ...answering(500, {
+    INTERNAL_ERROR: { meaning: 'An unexpected error; the log line with the same `requestId` tells more.', documentedOn: ['any'] },
+  }),
+  ...answering(503, {
+    SERVICE_UNAVAILABLE: { meaning: 'PostgreSQL is unreachable or busy; retry shortly.', documentedOn: ['guarded'] },
+    NOT_READY: { meaning: 'Readiness probe: PostgreSQL or Redis is unreachable.' },
+  }),
 } as const satisfies Record<string, ErrorSpec>;
 
 /**
@@ -358,9 +229,6 @@ export function isCoreErrorCode(code: string): code is CoreErrorCode {
 export function codesForStatus(status: number): CoreErrorCode[] {
   return CORE_ERROR_CODES.filter((code) => ERROR_CATALOGUE[code].status === status);
 }
-
-/** The reason phrase a problem's `title` carries for a status (what buildProblem writes). */
-export const statusTitle = (status: number): string => STATUS_CODES[status] ?? 'Error';
 
 const ERRORS_TABLE_START = '<!-- errors:start (generated by `npm run docs:errors` from src/common/errors/error-catalogue.ts) -->';
 const ERRORS_TABLE_END = '<!-- errors:end -->';

@@ -1,15 +1,8 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import {
-  ApiAcceptedResponse,
-  ApiConflictResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnprocessableEntityResponse,
-} from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth, OperatorAuth } from '../../common/auth/access';
 import { CurrentKey } from '../../common/auth/current-principal.decorator';
+import { ApiRefusals } from '../../common/http/api-refusals';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
 import { UuidParam } from '../../common/http/uuid-param';
 import { ChainStatusService } from './chain-status.service';
@@ -54,12 +47,10 @@ export class WalletSyncController {
       'chain, one block range each.',
   })
   @ApiAcceptedResponse({ type: WalletSyncDto, description: 'The new replay, or the open one of the same request.' })
-  @ApiNotFoundResponse({ description: 'WALLET_NOT_FOUND: unknown, or another organization’s.' })
-  @ApiConflictResponse({
-    description: 'SYNC_IN_PROGRESS: the wallet has an open sync on this chain from another block; nothing is created.',
-  })
-  @ApiUnprocessableEntityResponse({
-    description:
+  @ApiRefusals({
+    404: 'WALLET_NOT_FOUND: unknown, or another organization’s.',
+    409: 'SYNC_IN_PROGRESS: the wallet has an open sync on this chain from another block; nothing is created.',
+    422:
       'UNKNOWN_CHAIN: not a followed chain; WALLET_HAS_NO_ADDRESS (or the zero address); SYNC_RANGE_TOO_LARGE: more than ' +
       '1,000,000 blocks; SYNC_LIMIT_REACHED: the organization has 5 open (pending or running) syncs; nothing is created.',
   })

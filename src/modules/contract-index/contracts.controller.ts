@@ -1,18 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import {
-  ApiConflictResponse,
-  ApiCreatedResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-  ApiTags,
-  ApiUnprocessableEntityResponse,
-} from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
 import { badRequest } from '../../common/errors/domain-error';
+import { ApiRefusals } from '../../common/http/api-refusals';
 import { UuidParam } from '../../common/http/uuid-param';
 import { PageQueryDto } from '../../common/pagination/page-query.dto';
 import { isUint256, UINT256_DECIMAL_PATTERN } from '../tokens/uint256';
@@ -65,9 +57,9 @@ export class ContractsController {
       'the index follows the chain up to head − CHAIN_CONFIRMATIONS (live). At most 20 contracts per organization.',
   })
   @ApiCreatedResponse({ type: ContractDto })
-  @ApiConflictResponse({ description: 'CONTRACT_ALREADY_INDEXED: this organization already indexes the contract on this chain.' })
-  @ApiUnprocessableEntityResponse({
-    description: 'UNKNOWN_CHAIN: not a followed chain; CONTRACT_LIMIT_REACHED: the organization indexes 20 contracts already.',
+  @ApiRefusals({
+    409: 'CONTRACT_ALREADY_INDEXED: this organization already indexes the contract on this chain.',
+    422: 'UNKNOWN_CHAIN: not a followed chain; CONTRACT_LIMIT_REACHED: the organization indexes 20 contracts already.',
   })
   async register(@CurrentKey() key: ApiKeyPrincipal, @Body() body: RegisterContractDto): Promise<ContractDto> {
     const [answer] = await this.answer(key.organizationId, [await this.contracts.register(key.organizationId, body)]);
@@ -87,7 +79,7 @@ export class ContractsController {
   @Auth('read')
   @ApiOperation({ operationId: 'getContract', summary: 'One indexed contract and how far its index has come' })
   @ApiOkResponse({ type: ContractDto })
-  @ApiNotFoundResponse({ description: NOT_FOUND })
+  @ApiRefusals({ 404: NOT_FOUND })
   async get(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('contractId') contractId: string): Promise<ContractDto> {
     const [answer] = await this.answer(key.organizationId, [await this.contracts.get(key.organizationId, contractId)]);
     return answer;
@@ -97,7 +89,7 @@ export class ContractsController {
   @Auth('write')
   @HttpCode(204)
   @ApiOperation({ operationId: 'deleteContract', summary: 'Stop indexing a contract and delete its index' })
-  @ApiNotFoundResponse({ description: NOT_FOUND })
+  @ApiRefusals({ 404: NOT_FOUND })
   async delete(@CurrentKey() key: ApiKeyPrincipal, @UuidParam('contractId') contractId: string): Promise<void> {
     await this.contracts.delete(key.organizationId, contractId);
   }
@@ -112,8 +104,7 @@ export class ContractsController {
       '`asOf` the last indexed block whose time is at or before it, neither the `indexedBlock`. The zero address is never a holder.',
   })
   @ApiOkResponse({ type: HoldersDto })
-  @ApiNotFoundResponse({ description: NOT_FOUND })
-  @ApiUnprocessableEntityResponse({ description: POINT_REFUSALS })
+  @ApiRefusals({ 404: NOT_FOUND, 422: POINT_REFUSALS })
   async holders(
     @CurrentKey() key: ApiKeyPrincipal,
     @UuidParam('contractId') contractId: string,
@@ -128,8 +119,7 @@ export class ContractsController {
   @ApiOperation({ operationId: 'listContractTokenOwners', summary: 'The owners of one token id of the contract at a block' })
   @ApiParam({ name: 'blockchainTokenId', schema: { type: 'string', pattern: UINT256_DECIMAL_PATTERN }, example: '42' })
   @ApiOkResponse({ type: OwnersDto })
-  @ApiNotFoundResponse({ description: NOT_FOUND })
-  @ApiUnprocessableEntityResponse({ description: POINT_REFUSALS })
+  @ApiRefusals({ 404: NOT_FOUND, 422: POINT_REFUSALS })
   async owners(
     @CurrentKey() key: ApiKeyPrincipal,
     @UuidParam('contractId') contractId: string,
@@ -153,7 +143,7 @@ export class ContractsController {
     description: 'A TransferBatch gives one transfer per id/value pair. Blocks past `indexedBlock` have no transfers yet.',
   })
   @ApiOkResponse({ type: ContractTransfersDto })
-  @ApiNotFoundResponse({ description: NOT_FOUND })
+  @ApiRefusals({ 404: NOT_FOUND })
   async transfers(
     @CurrentKey() key: ApiKeyPrincipal,
     @UuidParam('contractId') contractId: string,

@@ -1,19 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiNoContentResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-  ApiTags,
-  ApiUnprocessableEntityResponse,
-} from '@nestjs/swagger';
+import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../../common/auth/access';
 import { CurrentKey, ReqMeta, RequestMeta } from '../../common/auth/current-principal.decorator';
 import type { ApiKeyPrincipal } from '../../common/auth/principal';
 import { badRequest } from '../../common/errors/domain-error';
 import { EVM_ADDRESS_PATTERN, parseAddress } from '../../common/evm-address';
+import { ApiRefusals } from '../../common/http/api-refusals';
 import { PageQueryDto } from '../../common/pagination/page-query.dto';
 import { PutSpamOverrideRequestDto, SpamOverrideDto, SpamOverridesPageDto } from './dto/spam-override.dto';
 import { SpamService } from './spam.service';
@@ -29,13 +21,22 @@ function chainIdOf(value: string): number {
   return Number(value);
 }
 
-const CHAIN_PARAM = { name: 'chainId', schema: { type: 'integer' as const, minimum: 0 }, description: 'A chain the service follows.' };
-const CONTRACT_PARAM = {
-  name: 'contractAddress',
-  schema: { type: 'string' as const, pattern: EVM_ADDRESS_PATTERN },
-  description: 'Lowercase, uppercase hex or EIP-55.',
-  example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
-};
+/** An override's path, `:chainId/:contractAddress`, as PUT and DELETE document it. */
+const OverridePathParams = () =>
+  applyDecorators(
+    ApiParam({ name: 'chainId', schema: { type: 'integer', minimum: 0 }, description: 'A chain the service follows.' }),
+    ApiParam({
+      name: 'contractAddress',
+      schema: { type: 'string', pattern: EVM_ADDRESS_PATTERN },
+      description: 'Lowercase, uppercase hex or EIP-55.',
+      example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+    }),
+  );
+
+/** The contract an override's path names; a malformed chain id or address is a 400. */
+function overrideTarget(chainId: string, contractAddress: string): { chainId: number; contractAddress: string } {
+  return { chainId: chainIdOf(chainId), contractAddress: parseAddress(contractAddress, 'contractAddress') };
+}
 
 @ApiTags('Spam')
 @Auth('admin')
@@ -59,11 +60,12 @@ export class SpamOverridesController {
       'Any contract of a followed chain, seen or not. Holders of its tokens in this organization get the `nft` `update` ' +
       'webhook with `changes: {spam}` per token whose spam changed. `reasons` still lists the rules that fired.',
   })
-  @ApiParam(CHAIN_PARAM)
-  @ApiParam(CONTRACT_PARAM)
+  @OverridePathParams()
   @ApiOkResponse({ type: SpamOverrideDto })
-  @ApiBadRequestResponse({ description: 'VALIDATION_FAILED (a non-integer chainId, a non-boolean isSpam) or INVALID_ADDRESS.' })
-  @ApiUnprocessableEntityResponse({ description: 'UNKNOWN_CHAIN: not a chain the service follows.' })
+  @ApiRefusals({
+    400: 'VALIDATION_FAILED (a non-integer chainId, a non-boolean isSpam) or INVALID_ADDRESS.',
+    422: 'UNKNOWN_CHAIN: not a chain the service follows.',
+  })
   async put(
     @CurrentKey() key: ApiKeyPrincipal,
     @Param('chainId') chainId: string,
@@ -71,24 +73,26 @@ export class SpamOverridesController {
     @Body() body: PutSpamOverrideRequestDto,
     @ReqMeta() meta: RequestMeta,
   ): Promise<SpamOverrideDto> {
-    const row = { chainId: chainIdOf(chainId), contractAddress: parseAddress(contractAddress, 'contractAddress'), isSpam: body.isSpam };
+    const row = { ...overrideTarget(chainId, contractAddress), isSpam: body.isSpam };
     return SpamOverrideDto.from(await this.spam.putOverride(key, row, meta));
   }
 
   @Delete(':chainId/:contractAddress')
   @HttpCode(204)
   @ApiOperation({ operationId: 'deleteSpamOverride', summary: "Remove the organization's override: the rules decide again" })
-  @ApiParam(CHAIN_PARAM)
-  @ApiParam(CONTRACT_PARAM)
+  @OverridePathParams()
   @ApiNoContentResponse({ description: 'Removed.' })
-  @ApiBadRequestResponse({ description: 'VALIDATION_FAILED (a non-integer chainId) or INVALID_ADDRESS.' })
-  @ApiNotFoundResponse({ description: 'SPAM_OVERRIDE_NOT_FOUND: the organization has no override for it.' })
+  @ApiRefusals({
+    400: 'VALIDATION_FAILED (a non-integer chainId) or INVALID_ADDRESS.',
+    404: 'SPAM_OVERRIDE_NOT_FOUND: the organization has no override for it.',
+  })
   async delete(
     @CurrentKey() key: ApiKeyPrincipal,
     @Param('chainId') chainId: string,
     @Param('contractAddress') contractAddress: string,
     @ReqMeta() meta: RequestMeta,
   ): Promise<void> {
-    await this.spam.deleteOverride(key, chainIdOf(chainId), parseAddress(contractAddress, 'contractAddress'), meta);
+    const target = overrideTarget(chainId, contractAddress);
+    await this.spam.deleteOverride(key, target.chainId, target.contractAddress, meta);
   }
 }

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { toChecksumAddress } from '../../../common/evm-address';
+import { pick } from '../../../common/pick';
 import { SpamDto } from '../../spam/dto/spam.response.dto';
 import type { CollectionRow } from '../wallet-collections.sql';
 
@@ -33,11 +34,7 @@ export class CollectionDto {
     return {
       chainId: row.chainId,
       contractAddress: toChecksumAddress(row.contractAddress),
-      name: row.name,
-      symbol: row.symbol,
-      standard: row.standard,
-      tokenCount: row.tokenCount,
-      totalAmount: row.totalAmount,
+      ...pick(row, 'name', 'symbol', 'standard', 'tokenCount', 'totalAmount'),
       spam: row.spam === null ? null : { isSpam: row.spam.isSpam, reasons: [...row.spam.reasons], source: row.spam.source },
     };
   }
