@@ -8,7 +8,15 @@ export interface PortalAsset {
 }
 
 /** The page's script modules besides its entry (portal.js), one per view and one they share. */
-export const PORTAL_VIEW_SCRIPTS = ['core.js', 'endpoints.js', 'endpoint-form.js', 'deliveries.js', 'stats.js', 'wallets.js'] as const;
+export const PORTAL_VIEW_SCRIPTS = [
+  'core.js',
+  'endpoints.js',
+  'endpoint-form.js',
+  'endpoint-form-view.js',
+  'deliveries.js',
+  'stats.js',
+  'wallets.js',
+] as const;
 
 const script = (name: string) => ({ path: () => join(__dirname, 'assets', name), contentType: 'text/javascript; charset=utf-8' });
 

@@ -91,6 +91,17 @@ export class PortalController {
     this.send(res, 'endpoint-form.js');
   }
 
+  @Get('endpoint-form-view.js')
+  @ApiOperation({
+    operationId: 'getPortalEndpointFormViewScript',
+    summary: "The markup of the portal page's endpoint form (a script module)",
+  })
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'A static file.' })
+  endpointFormViewScript(@Res() res: Response): void {
+    this.send(res, 'endpoint-form-view.js');
+  }
+
   @Get('deliveries.js')
   @ApiOperation({ operationId: 'getPortalDeliveriesScript', summary: "The portal page's Delivery log view (a script module)" })
   @ApiProduces('text/javascript')

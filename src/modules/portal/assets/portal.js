@@ -22,11 +22,14 @@ import {
   WEBHOOK_TYPES,
 } from './core.js';
 import { editEndpoint, loadRecentEvents, pickEvent, saveEndpoint, stopEditing, testFilter } from './endpoint-form.js';
+import { mountEndpointForm } from './endpoint-form-view.js';
 import { fetchEndpoints, hideSecret, loadEndpoints, renderEndpoints, rotateSecret, sendTest, toggleEndpoint } from './endpoints.js';
 import { loadLog, redeliver, replay } from './deliveries.js';
 import { loadStats } from './stats.js';
 import { clearWallet, loadActivity, loadNfts, lookUpWallet } from './wallets.js';
 /** @typedef {import('./core.js').ApiKeyPage} ApiKeyPage */
+
+mountEndpointForm();
 
 // ---- sign-in -------------------------------------------------------------------------------
 
