@@ -1,5 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { completeOpenApiDocument, operationIdProblems, toOpenApi31Nullability } from './openapi-document';
+import { toOpenApi31Nullability } from '../common/openapi-nullability';
+import { completeOpenApiDocument, operationIdProblems } from './openapi-document';
 import { describeProblemAnswers, problemCodesFor } from './problem-examples';
 import { formatDelay } from './webhooks-openapi';
 

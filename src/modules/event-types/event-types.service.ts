@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { WEBHOOK_TYPES } from '../../common/webhook-types';
 import { declaredEventTypes } from '../../extensions/registry';
-import { toOpenApi31Nullability } from '../../openapi/openapi-document';
+import { toOpenApi31Nullability } from '../../common/openapi-nullability';
 import type { EventTypeDto } from './dto/event-types.response.dto';
 import { BUILT_IN_EVENT_TYPES, changesDefinitions, dataComponentSchemas } from './event-catalogue';
 import { eventBodySchema, listEventTypes, withJsonSchemaExamples, type DeclaredEventType } from './event-schema.rules';
