@@ -657,6 +657,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organization/v1/current-organization/webhook-endpoints/filter-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whether a content filter matches an event, judged by the code delivery uses
+         * @description Nothing is stored. Try a filter on an event from the delivery log (its `payload`, with `webhookType`) before setting it.
+         */
+        post: operations["testWebhookFilter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organization/v1/current-organization/webhook-endpoints/{endpointId}": {
         parameters: {
             query?: never;
@@ -2034,6 +2054,24 @@ export interface components {
              * @enum {string}
              */
             ordering: "none" | "resource";
+            /**
+             * @description `thin`: the event's envelope; `full`: the envelope and `data`, the resource as its GET answers.
+             * @example thin
+             * @enum {string}
+             */
+            payload: "thin" | "full";
+            /**
+             * @description The content filter every event must match to become a webhook here; null: none.
+             * @example null
+             */
+            filter: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description This endpoint's retry delays in seconds; null: the service's schedule (WEBHOOK_RETRY_SCHEDULE).
+             * @example null
+             */
+            retrySchedule: number[] | null;
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -2204,6 +2242,46 @@ export interface components {
              */
             ordering?: "none" | "resource";
             /**
+             * @description `thin` (default): the event's envelope, as every receiver gets it. `full`: the envelope and a
+             *     last key `data`, the resource as its GET answers right after the change (see the event
+             *     catalogue, `GET /v1/event-types`). Anything else is a 400.
+             * @default thin
+             * @enum {string}
+             */
+            payload: "thin" | "full";
+            /**
+             * @description A content filter (JSON-match syntax: literals, nested objects, `$eq $neq $gt $gte $lt $lte $in
+             *     $nin $exist $startsWith $or $and $not`) matched against `{webhookType, resourceType, action,
+             *     organizationId, resourceId, changes, data}`; an event that does not match makes no webhook for
+             *     this endpoint. At most 10 keys deep, 100 nodes and 8 KiB; a 400 names the offending path
+             *     (`filter.data.amount.$gt`). Null (the default) removes it. Not on the default endpoint.
+             * @example {
+             *       "resourceType": "Token",
+             *       "data": {
+             *         "contractAddress": {
+             *           "$in": [
+             *             "0x5fbdb2315678afecb367f032d93f642f64180aa3"
+             *           ]
+             *         }
+             *       }
+             *     }
+             */
+            filter?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description This endpoint's own retry delays in seconds: 1 to 20 integers of 1 to 86,400, the first used
+             *     after the first failed attempt (so a webhook gets entries + 1 attempts), each with at most ±10 %
+             *     jitter. A longer `Retry-After` from the receiver still wins. Null (the default): the service's schedule.
+             * @example [
+             *       10,
+             *       60,
+             *       600,
+             *       3600
+             *     ]
+             */
+            retrySchedule?: number[] | null;
+            /**
              * @description Where webhooks are sent: an absolute http(s) URL of at most 2,048 characters without
              *     credentials, under the same policy as the webhook configuration's url.
              * @example https://example.com/webhooks
@@ -2269,6 +2347,24 @@ export interface components {
              * @enum {string}
              */
             ordering: "none" | "resource";
+            /**
+             * @description `thin`: the event's envelope; `full`: the envelope and `data`, the resource as its GET answers.
+             * @example thin
+             * @enum {string}
+             */
+            payload: "thin" | "full";
+            /**
+             * @description The content filter every event must match to become a webhook here; null: none.
+             * @example null
+             */
+            filter: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description This endpoint's retry delays in seconds; null: the service's schedule (WEBHOOK_RETRY_SCHEDULE).
+             * @example null
+             */
+            retrySchedule: number[] | null;
             /** @description Whether a shared secret is set. The secret itself is never returned. */
             hasSharedSecret: boolean;
             /**
@@ -2312,6 +2408,42 @@ export interface components {
              * @example q0m5N1p8Hc3XoE7w2k3T9yJtC1dVq4fUeR6sZ8aB0gM
              */
             sharedSecret?: string;
+        };
+        FilterTestRequestDto: {
+            /**
+             * @description A content filter, as an endpoint's `filter` takes it (an invalid one is a 400 naming the path).
+             * @example {
+             *       "action": "create",
+             *       "data": {
+             *         "name": {
+             *           "$startsWith": "Vault"
+             *         }
+             *       }
+             *     }
+             */
+            filter: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The event as filters see it: `{webhookType, resourceType, action, organizationId, resourceId,
+             *     changes, data}` (`data` is the resource as its GET answers). Keys left out are missing.
+             * @example {
+             *       "webhookType": "custodialAccount",
+             *       "resourceType": "Wallet",
+             *       "action": "create",
+             *       "changes": null,
+             *       "data": {
+             *         "name": "Vault 7"
+             *       }
+             *     }
+             */
+            event: {
+                [key: string]: unknown;
+            };
+        };
+        FilterTestResponseDto: {
+            /** @description Whether an event like this one would become a webhook to an endpoint with this filter. */
+            matches: boolean;
         };
         UpdateWebhookEndpointDto: {
             /**
@@ -2380,6 +2512,46 @@ export interface components {
              * @enum {string}
              */
             ordering?: "none" | "resource";
+            /**
+             * @description `thin` (default): the event's envelope, as every receiver gets it. `full`: the envelope and a
+             *     last key `data`, the resource as its GET answers right after the change (see the event
+             *     catalogue, `GET /v1/event-types`). Anything else is a 400.
+             * @default thin
+             * @enum {string}
+             */
+            payload: "thin" | "full";
+            /**
+             * @description A content filter (JSON-match syntax: literals, nested objects, `$eq $neq $gt $gte $lt $lte $in
+             *     $nin $exist $startsWith $or $and $not`) matched against `{webhookType, resourceType, action,
+             *     organizationId, resourceId, changes, data}`; an event that does not match makes no webhook for
+             *     this endpoint. At most 10 keys deep, 100 nodes and 8 KiB; a 400 names the offending path
+             *     (`filter.data.amount.$gt`). Null (the default) removes it. Not on the default endpoint.
+             * @example {
+             *       "resourceType": "Token",
+             *       "data": {
+             *         "contractAddress": {
+             *           "$in": [
+             *             "0x5fbdb2315678afecb367f032d93f642f64180aa3"
+             *           ]
+             *         }
+             *       }
+             *     }
+             */
+            filter?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description This endpoint's own retry delays in seconds: 1 to 20 integers of 1 to 86,400, the first used
+             *     after the first failed attempt (so a webhook gets entries + 1 attempts), each with at most ±10 %
+             *     jitter. A longer `Retry-After` from the receiver still wins. Null (the default): the service's schedule.
+             * @example [
+             *       10,
+             *       60,
+             *       600,
+             *       3600
+             *     ]
+             */
+            retrySchedule?: number[] | null;
             /**
              * @description Where webhooks are sent (same policy as on POST).
              * @example https://example.com/webhooks
@@ -7001,6 +7173,107 @@ export interface operations {
             };
             /** @description ENDPOINT_LIMIT_REACHED: the organization already has 20 endpoints. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL_ERROR. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    testWebhookFilter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FilterTestRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FilterTestResponseDto"];
+                };
+            };
+            /** @description VALIDATION_FAILED: the filter is invalid; `errors[].field` names the path (`filter.$or[1].action.$foo`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key (problem details). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The API key holds none of the roles in `x-required-roles` (problem details). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unsupported Media Type: UNSUPPORTED_MEDIA_TYPE. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
