@@ -104,7 +104,7 @@ async function seedTransactions({ db, organizationId, events, uuid7Sql }: Receiv
        returning "id"),
      t as (
        insert into "token" ("id", "created_at", "organization_id", "contract_address", "blockchain_token_id")
-       values (${uuid7Sql(`${now}::bigint`, `'choices-token'`)}, now(), $1, '0x' || substr(md5('choices'), 1, 40), '1')
+       values (${uuid7Sql(`${now}::bigint`, `'choices-token'`)}, now(), $1, '0x' || substr(md5('choices') || md5('choices-2'), 1, 40), '1')
        returning "id")
      insert into "nft_transaction" ("id", "created_at", "organization_id", "type", "token_id", "to_wallet_id", "amount", "source", "status")
      select ${uuid7Sql(`${now}::bigint + i`, `'choices-tx-' || i`)}, now(), $1, 'nftMint', t."id", w."id", 1, 'api', 'confirmed'
