@@ -3,6 +3,7 @@ import { bearer, createApiKey, createOrganization, expectProblem, TestOrganizati
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
 import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
+import { uuid7Sql } from './support/nft';
 
 const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
 const ALL_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'];
@@ -275,7 +276,7 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
       `insert into webhook_delivery (id, event_id, endpoint_id, created_at, organization_id, webhook_type, resource_type, resource_id,
          action, payload, event_created_at, status, attempt_count, cycle_start_attempt)
        select id, id, ?, now() - interval '1 minute', ?, 'nft', 'Token', id, 'create', '{}', now(), 'failed', 4, 0
-         from (select gen_random_uuid() as id from generate_series(1, 10001)) g`,
+         from (select ${uuid7Sql()} as id from generate_series(1, 10001)) g`,
       [endpoint.id, org.id],
     );
     const tooLarge = await post({ since });

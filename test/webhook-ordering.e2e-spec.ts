@@ -7,6 +7,7 @@ import { bearer, createOrganization, TestOrganization } from './support/factorie
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, testEnv, TestApp } from './support/test-app';
 import { WEBHOOKS_PATH } from './support/webhooks';
+import { uuid7Sql } from './support/nft';
 
 const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
 const ALL_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'];
@@ -46,7 +47,7 @@ async function insertUpdates(t: TestApp, organizationId: string, resources: stri
     .getConnection()
     .execute(
       `insert into domain_event (id, created_at, organization_id, webhook_type, resource_type, resource_id, action, changes)
-       select gen_random_uuid(), now() + ((s * 100 + r.k) * interval '1 microsecond'), ?, 'custodialAccount', 'Wallet', r.id, 'update',
+       select ${uuid7Sql()}, now() + ((s * 100 + r.k) * interval '1 microsecond'), ?, 'custodialAccount', 'Wallet', r.id, 'update',
               jsonb_build_object('step', s)
          from generate_series(1, ?) s cross join unnest(?::uuid[]) with ordinality as r(id, k)`,
       [organizationId, perResource, `{${resources.join(',')}}`],

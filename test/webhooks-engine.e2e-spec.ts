@@ -4,6 +4,7 @@ import { bearer, createOrganization, TestOrganization } from './support/factorie
 import { TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
 import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
+import { uuid7Sql } from './support/nft';
 
 const SECRET = 'engine-shared-secret-0001';
 
@@ -110,13 +111,13 @@ describe('webhook delivery engine', () => {
     // interval), the busy organization's all older.
     await sql(
       `insert into domain_event (id, created_at, organization_id, webhook_type, resource_type, resource_id, action, changes, relayed_at)
-       select gen_random_uuid(), now() - interval '3 hours' + i * interval '1 ms', ?, 'transaction', 'Transaction', gen_random_uuid(), 'create', null, now()
+       select ${uuid7Sql()}, now() - interval '3 hours' + i * interval '1 ms', ?, 'transaction', 'Transaction', gen_random_uuid(), 'create', null, now()
          from generate_series(1, 1000) i`,
       [busy.id],
     );
     const [quietEvent] = await sql<{ id: string; resource_id: string }[]>(
       `insert into domain_event (id, created_at, organization_id, webhook_type, resource_type, resource_id, action, changes, relayed_at)
-       values (gen_random_uuid(), now() - interval '2 hours', ?, 'transaction', 'Transaction', gen_random_uuid(), 'create', null, now())
+       values (${uuid7Sql()}, now() - interval '2 hours', ?, 'transaction', 'Transaction', gen_random_uuid(), 'create', null, now())
        returning id, resource_id`,
       [quiet.id],
     );

@@ -9,6 +9,7 @@ import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { LEGACY_DELIVER_JOB, relayJobId, WEBHOOK_BULK_QUEUE, WEBHOOK_QUEUE } from '../src/modules/webhooks/engine/webhook-jobs';
+import { uuid7Sql } from './support/nft';
 
 const SECRET = 'fault-drill-shared-secret';
 let prefixCounter = 0;
@@ -225,7 +226,7 @@ describe('webhook delivery under faults', () => {
         .em.getConnection()
         .execute(
           `insert into domain_event (id, created_at, organization_id, webhook_type, resource_type, resource_id, action, changes)
-           select gen_random_uuid(), clock_timestamp(), ?, 'custodialAccount', 'Wallet', gen_random_uuid(), 'create', null
+           select ${uuid7Sql()}, clock_timestamp(), ?, 'custodialAccount', 'Wallet', gen_random_uuid(), 'create', null
              from generate_series(1, 1000)`,
           [busy.id],
         );

@@ -8,6 +8,15 @@ export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 export const UTC_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/;
 export const UNKNOWN_ID = '01930000-0000-7000-8000-000000000000';
 
+/**
+ * A UUIDv7 made in SQL at the moment `at` (default: the statement's clock), for rows a suite writes
+ * straight to the history tables. Those are partitioned by id, one range of UUIDv7s per day: a
+ * random UUID's first 48 bits land on a random far-off day in the default partition, and making
+ * that day's partition later (retention, days ahead) then fails on it.
+ */
+export const uuid7Sql = (at = 'clock_timestamp()') =>
+  `(lpad(to_hex(floor(extract(epoch from ${at}) * 1000)::bigint), 12, '0') || '7' || substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid`;
+
 export const METADATA_KEYS = [
   'name',
   'description',
