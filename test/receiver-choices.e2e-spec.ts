@@ -4,19 +4,13 @@ import addFormats from 'ajv-formats';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
-import { configureWebhooks, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
+import { addEndpoint as addSuiteEndpoint, configureWebhooks, ENDPOINTS_PATH, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
 
-const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
 const CONTRACT = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 const ENVELOPE = ['organizationId', 'action', 'id', 'resourceId', 'resourceType', 'createdAtUtc', 'changes'];
 
 /** `{a: {b: {…: leaf}}}` along the given keys. */
 const nested = (keys: string[], leaf: unknown): object => keys.reduceRight<unknown>((inner, key) => ({ [key]: inner }), leaf) as object;
-
-interface Endpoint {
-  id: string;
-  secret: string;
-}
 
 describe('receivers choose what they get: full bodies, content filters, retry schedules, operational events', () => {
   let t: TestApp;
@@ -35,18 +29,8 @@ describe('receivers choose what they get: full bodies, content filters, retry sc
     await receiver.stop();
   });
 
-  let secrets = 0;
-  const addEndpoint = async (org: TestOrganization, path: string, body: Record<string, unknown>): Promise<Endpoint> => {
-    secrets += 1;
-    const secret = `choices-secret-${secrets}-0123456789`;
-    const res = await t
-      .http()
-      .post(ENDPOINTS_PATH)
-      .set(bearer(org.adminKey))
-      .send({ url: receiver.urlFor(path), sharedSecret: secret, ...body })
-      .expect(201);
-    return { id: res.body.id, secret };
-  };
+  const addEndpoint = (org: TestOrganization, path: string, body: Record<string, unknown>) =>
+    addSuiteEndpoint(t, org, receiver.urlFor(path), body);
   const at = (path: string) => (w: ReceivedWebhook) => w.path === path;
   /** Every body received validates against the schema GET /v1/event-types serves for its (webhookType, resourceType). */
   const expectCatalogued = async (org: TestOrganization, webhooks: ReceivedWebhook[]) => {

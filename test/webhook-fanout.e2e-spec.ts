@@ -2,20 +2,23 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { bearer, createApiKey, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, TestApp } from './support/test-app';
-import { configureWebhooks, createWallet, signatureIsValid, WEBHOOKS_PATH } from './support/webhooks';
+import {
+  AddedEndpoint,
+  addEndpoint as addSuiteEndpoint,
+  configureWebhooks,
+  createWallet,
+  ENDPOINTS_PATH,
+  signatureIsValid,
+  WEBHOOKS_PATH,
+} from './support/webhooks';
 import { uuid7Sql } from './support/nft';
 
-const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
 const ALL_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'];
 const CONTRACT_A = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 const CONTRACT_B = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-interface Endpoint {
-  id: string;
-  url: string;
-  secret: string;
-}
+type Endpoint = AddedEndpoint;
 
 describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
   let t: TestApp;
@@ -35,23 +38,11 @@ describe('webhook endpoints: fan-out, filters, isolation, replay', () => {
     await receiver.stop();
   });
 
-  let secretCounter = 0;
-  const addEndpoint = async (
+  const addEndpoint = (
     org: TestOrganization,
     path: string,
     body: { webhookTypes?: string[]; filters?: { contractAddresses: string[] }; enabled?: boolean } = {},
-  ): Promise<Endpoint> => {
-    secretCounter += 1;
-    const secret = `endpoint-secret-${secretCounter}-0123456789`;
-    const url = receiver.urlFor(path);
-    const res = await t
-      .http()
-      .post(ENDPOINTS_PATH)
-      .set(bearer(org.adminKey))
-      .send({ url, sharedSecret: secret, webhookTypes: body.webhookTypes ?? ALL_TYPES, ...body })
-      .expect(201);
-    return { id: res.body.id, url, secret };
-  };
+  ): Promise<Endpoint> => addSuiteEndpoint(t, org, receiver.urlFor(path), { webhookTypes: ALL_TYPES, ...body });
   const createToken = async (org: TestOrganization, contractAddress: string, blockchainTokenId: string): Promise<string> =>
     (await t.http().post('/v1/tokens').set(bearer(org.adminKey)).send({ contractAddress, blockchainTokenId }).expect(201)).body.id;
   const at = (path: string) => (w: ReceivedWebhook) => w.path === path;

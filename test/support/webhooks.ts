@@ -5,6 +5,29 @@ import type { HttpTarget } from './test-app';
 
 export const CONFIG_PATH = '/api/organization/v1/current-organization/webhook-config';
 export const WEBHOOKS_PATH = '/api/organization/v1/current-organization/webhooks';
+export const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
+
+/** An endpoint a suite added, with the secret it was given (so the suite can verify signatures). */
+export interface AddedEndpoint {
+  id: string;
+  url: string;
+  secret: string;
+}
+
+let endpointSecrets = 0;
+
+/** Adds an endpoint at `url` with a secret of its own; `body` adds or overrides any field. */
+export async function addEndpoint(t: HttpTarget, org: TestOrganization, url: string, body: object = {}): Promise<AddedEndpoint> {
+  endpointSecrets += 1;
+  const secret = `endpoint-secret-${endpointSecrets}-0123456789`;
+  const res = await t
+    .http()
+    .post(ENDPOINTS_PATH)
+    .set(bearer(org.adminKey))
+    .send({ url, sharedSecret: secret, ...body })
+    .expect(201);
+  return { id: res.body.id, url, secret };
+}
 
 export async function configureWebhooks(
   t: HttpTarget,

@@ -121,8 +121,11 @@ export class AttemptResults implements OnModuleDestroy {
 
   private async publishByOrganization(em: EntityManager, events: { organizationId: string; event: DomainEventInput }[]): Promise<void> {
     const byOrganization = new Map<string, DomainEventInput[]>();
-    for (const { organizationId, event } of events)
-      byOrganization.set(organizationId, [...(byOrganization.get(organizationId) ?? []), event]);
+    for (const { organizationId, event } of events) {
+      const list = byOrganization.get(organizationId);
+      if (list) list.push(event);
+      else byOrganization.set(organizationId, [event]);
+    }
     for (const [organizationId, list] of byOrganization) await this.events.publishMany(em, organizationId, list);
   }
 

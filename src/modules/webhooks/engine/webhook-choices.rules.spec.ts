@@ -1,15 +1,20 @@
 import { buildWebhookBody, decideAfterAttempt, passesChoices, retryDelayMs, retryScheduleOf } from './webhook.rules';
 
 // What an endpoint chose to receive (payload, content filter, retry schedule): its part of webhook.rules.ts.
-const source = {
-  organizationId: '01a20000-0000-7000-8000-000000000001',
-  action: 'create',
-  id: '01a20000-0000-7000-8000-000000000002',
-  resourceId: '01a20000-0000-7000-8000-000000000003',
-  resourceType: 'Transaction',
-  createdAtUtc: '2026-11-22T01:25:42.123456+00:00',
-  changes: null,
-};
+// Any envelope: these cases are about what is added to it.
+const source = { ...envelope('Transaction'), changes: null };
+
+function envelope(resourceType: string) {
+  const id = (n: number) => `01a20000-0000-7000-8000-00000000000${n}`;
+  return {
+    organizationId: id(1),
+    action: 'create',
+    id: id(2),
+    resourceId: id(3),
+    resourceType,
+    createdAtUtc: '2026-11-22T01:25:42.123456+00:00',
+  };
+}
 
 describe('what an endpoint chose to receive', () => {
   const ENDPOINT = '0193a6c2-8000-7000-8000-000000000001';
