@@ -11,7 +11,7 @@
  * Environment (all optional): BENCH_DATABASE_BASE_URL (postgresql://postgres@127.0.0.1:5432),
  * REDIS_URL, BENCH_PROFILE=1 (statements and Redis commands per webhook of each burst; needs
  * pg_stat_statements in shared_preload_libraries and a Redis of the bench's own), BENCH_ROUNDS (3), BENCH_DURATION_S (6), BENCH_CONNECTIONS (10), BENCH_EVENTS (20000),
- * BENCH_STEADY_RATE (200), BENCH_STEADY_S (15), BENCH_SCALE_OUT_CYCLES (2), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir>,
+ * BENCH_STEADY_RATE (200), BENCH_STEADY_S (15), BENCH_SCALE_OUT_CYCLES (2), BENCH_CHOICES_ROUNDS (3), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir>,
  * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,walletTransfers,chainLedger,writes,webhooks,fanOut,fairness;
  * fanOut needs webhooks).
  * balancesAsOf: balances pages at a past instant of a wallet of 10,000 NFTs with 100,000 movements
@@ -897,23 +897,30 @@ async function main(): Promise<void> {
           ordering: 'none',
         });
         // What receivers choose (payload, filter) costs the same fan-out, measured about real transactions.
-        result.receiverChoices = await receiverChoicesScenario({
-          db,
-          organizationId: data.hookOrg.id,
-          events: EVENTS,
-          endpointIds: [data.hookOrg.id, ...added],
-          patchEndpoint: (id, body) =>
-            api(service, 'PATCH', `/api/organization/v1/current-organization/webhook-endpoints/${id}`, data.hookOrg.key, body),
-          measure: (insertSql) =>
-            measureCpu(
-              cpuMeter(() => [service.child.pid!]),
-              () => burst(db, receiver.child, data.hookOrg.id, 3, EVENTS, insertSql),
-              db,
-            ),
-          warmUp: () => warmUp(db, receiver.child, data.hookOrg.id),
-          uuid7Sql,
-          log,
-        });
+        const choices = await receiverChoicesScenario(
+          {
+            db,
+            organizationId: data.hookOrg.id,
+            events: EVENTS,
+            endpointIds: [data.hookOrg.id, ...added],
+            patchEndpoint: (id, body) =>
+              api(service, 'PATCH', `/api/organization/v1/current-organization/webhook-endpoints/${id}`, data.hookOrg.key, body),
+            measure: (insertSql) =>
+              measureCpu(
+                cpuMeter(() => [service.child.pid!]),
+                () => burst(db, receiver.child, data.hookOrg.id, 3, EVENTS, insertSql),
+                db,
+              ),
+            warmUp: () => warmUp(db, receiver.child, data.hookOrg.id),
+            uuid7Sql,
+            log,
+          },
+          Number(env.BENCH_CHOICES_ROUNDS ?? 3),
+        );
+        result.receiverChoices = choices;
+        log(
+          `receiver choices, medians: thin ${choices.thin.deliveriesPerSecond}/s ${choices.thin.cpuMsPerWebhook} ms; filter ${choices.filter.deliveriesPerSecond}/s (${choices.filter.throughputRatio}, CPU ${choices.filter.cpuRatio}); full ${choices.full.deliveriesPerSecond}/s (${choices.full.throughputRatio}, CPU ${choices.full.cpuRatio})`,
+        );
         result.webhookFanOut = {
           endpoints: 3,
           events: EVENTS,
