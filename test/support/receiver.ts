@@ -1,6 +1,9 @@
 import { createServer, IncomingHttpHeaders, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 
+/** How long a wait for something the service does gives it by default (see TestReceiver.waitFor). */
+export const WAIT_MS = 30_000;
+
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
   /** The exact bytes received, for signature checks. */
@@ -87,8 +90,12 @@ export class TestReceiver {
     return this.received.filter((w) => w.body.id === id);
   }
 
-  /** Resolves once `predicate` holds, polling; rejects with what was received after `timeoutMs`. */
-  async waitFor(predicate: (received: ReceivedWebhook[]) => boolean, timeoutMs = 15_000): Promise<ReceivedWebhook[]> {
+  /**
+   * Resolves once `predicate` holds, polling; rejects with what was received after `timeoutMs`.
+   * The default leaves room for a machine whose two cores run other work too: chain suites missed
+   * 15 s at a load average of 7, and a wait that holds costs nothing more for being longer.
+   */
+  async waitFor(predicate: (received: ReceivedWebhook[]) => boolean, timeoutMs = WAIT_MS): Promise<ReceivedWebhook[]> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.received)) {
       if (Date.now() > deadline) {
@@ -102,7 +109,7 @@ export class TestReceiver {
   }
 }
 
-export async function waitUntil<T>(probe: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+export async function waitUntil<T>(probe: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = WAIT_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
