@@ -860,6 +860,7 @@ describe('webhook endpoints', () => {
     expect(Object.keys(schemas.CreateWebhookEndpointDto.properties).sort()).toEqual([
       'auth',
       'description',
+      'destination',
       'enabled',
       'filter',
       'filters',
@@ -874,7 +875,8 @@ describe('webhook endpoints', () => {
       'url',
       'webhookTypes',
     ]);
-    expect(schemas.CreateWebhookEndpointDto.required).toEqual(expect.arrayContaining(['url', 'webhookTypes']));
+    // A broker endpoint has a destination instead of a url: only the types are always required.
+    expect(schemas.CreateWebhookEndpointDto.required).toEqual(['webhookTypes']);
     expect(schemas.CreatedWebhookEndpointDto.properties.sharedSecret).toEqual(expect.objectContaining({ type: 'string' }));
     expect(schemas.UpdateWebhookEndpointDto.required ?? []).toEqual([]);
   });
