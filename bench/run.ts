@@ -12,8 +12,10 @@
  * REDIS_URL, BENCH_PROFILE=1 (statements and Redis commands per webhook of each burst; needs
  * pg_stat_statements in shared_preload_libraries and a Redis of the bench's own), BENCH_ROUNDS (3), BENCH_DURATION_S (6), BENCH_CONNECTIONS (10), BENCH_EVENTS (20000),
  * BENCH_STEADY_RATE (200), BENCH_STEADY_S (15), BENCH_SCALE_OUT_CYCLES (2), BENCH_CHOICES_ROUNDS (3), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir>,
- * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,walletTransfers,chainLedger,writes,webhooks,fanOut,fairness;
+ * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,walletTransfers,chainLedger,writes,webhooks,fanOut,fairness,brokers;
  * fanOut needs webhooks).
+ * brokers: the burst to one RabbitMQ destination and to one JetStream destination beside an HTTP burst of the same run
+ * (bench/brokers.ts; the machine's RabbitMQ and NATS, or BENCH_RABBITMQ_URL and BENCH_NATS_URL).
  * balancesAsOf: balances pages at a past instant of a wallet of 10,000 NFTs with 100,000 movements
  * (bench/balances-as-of.ts); walletTransfers: activity feed pages of a wallet with 100,000 movements
  * (bench/wallet-transfers.ts); chainLedger: recording and reverting 10,000 chain movements
@@ -46,6 +48,7 @@ import { balancesAsOfScenario } from './balances-as-of';
 import { chainLedgerScenario } from './chain-ledger';
 import { walletTransfersScenario } from './wallet-transfers';
 import { receiverChoicesScenario } from './receiver-choices';
+import { brokersScenario } from './brokers';
 import { percentile, round, sleep } from './bench-kit';
 
 const ROOT = resolve(__dirname, '..');
@@ -59,7 +62,7 @@ const STEADY_S = Number(env.BENCH_STEADY_S ?? 15);
 const ONLY = new Set(
   (
     env.BENCH_ONLY ??
-    'readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,walletTransfers,chainLedger,writes,webhooks,fanOut,fairness'
+    'readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,walletTransfers,chainLedger,writes,webhooks,fanOut,fairness,brokers'
   ).split(','),
 );
 const wants = (name: string) => ONLY.has(name);
@@ -955,6 +958,42 @@ async function main(): Promise<void> {
         ratio: round(twoWorkersMean.deliveriesPerSecond / oneWorkerMean.deliveriesPerSecond, 3),
       };
       result.deliveryOutcome = await deliveryOutcome(db, data.hookOrg.id);
+    }
+    if (wants('brokers')) {
+      const receiver = await startHelper('receiver.ts', {});
+      cleanups.push(() => stopChild(receiver.child));
+      const createOrg = async (name: string) => {
+        const org = await api<{ id: string }>(service, 'POST', '/admin/v1/organizations', OPERATOR_KEY, { name });
+        const key = await api<{ key: string }>(service, 'POST', `/admin/v1/organizations/${org.id}/api-keys`, OPERATOR_KEY, {
+          name: 'bench',
+          roles: ['admin'],
+        });
+        return { id: org.id, key: key.key };
+      };
+      const httpOrg = await createOrg('bench brokers http');
+      await api(service, 'PATCH', '/api/organization/v1/current-organization/webhook-config', httpOrg.key, {
+        url: `http://127.0.0.1:${receiver.port}/webhooks`,
+        sharedSecret: SHARED_SECRET,
+        webhookTypes: ['transaction'],
+        enabled: true,
+      });
+      const cpu = () => new CpuMeter(() => [service.child.pid!], new URL(databaseUrl).pathname.slice(1));
+      result.brokers = await brokersScenario({
+        db,
+        runId: RUN_ID,
+        events: EVENTS,
+        createOrg,
+        addEndpoint: (key, body) =>
+          api<{ id: string }>(service, 'POST', '/api/organization/v1/current-organization/webhook-endpoints', key, body),
+        insertSql: insertEventsSql,
+        httpBurst: async () => {
+          await warmUp(db, receiver.child, httpOrg.id, EVENTS);
+          return measureCpu(cpu(), () => burst(db, receiver.child, httpOrg.id), db);
+        },
+        measure: (run) => measureCpu(cpu(), run, db),
+        log,
+      });
+      await stopChild(receiver.child);
     }
     if (wants('fairness')) {
       const createOrg = async (name: string) => {

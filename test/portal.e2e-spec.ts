@@ -803,6 +803,7 @@ describe('portal in a real browser', () => {
       true,
       true,
       true,
+      true,
     ]);
     await page.click('#create-cancel');
     expect(await page.$eval('#create-form [data-field="filter"]', (b) => (b as HTMLElement).hidden)).toBe(false);
@@ -850,6 +851,39 @@ describe('portal in a real browser', () => {
     await page.waitForSelector('#detail:not([hidden]) #attempts li');
     expect(await page.$eval('#detail-facts', (e) => e.textContent)).toContain('Aboutendpoint First');
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-operational-1280.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('adds a broker endpoint from the form and shows its destination with the password masked, in the list, the details and the form', async () => {
+    const { org: brokered } = await organizationWithTwoEndpoints('broker');
+    const topic = `nftw/portal/${Date.now()}/{webhookType}`;
+    const destination = { type: 'mqtt', url: 'mqtt://svc:Portal-Secret-9@127.0.0.1:1883', topic, qos: 1 };
+    const masked = { ...destination, url: 'mqtt://svc:***@127.0.0.1:1883' };
+    const page = await openPortal();
+    await signIn(page, brokered.adminKey);
+    await signedIn(page);
+    await showEndpoints(page, 2);
+    // No url and a destination: the service publishes to the broker.
+    await setText(page, '#create-destination', JSON.stringify(destination));
+    await page.type('#create-description', 'Broker');
+    await page.click('#create-form button[type="submit"]');
+    await showEndpoints(page, 3);
+    const added = (await t.http().get(ENDPOINTS_PATH).set(bearer(brokered.adminKey)).expect(200)).body.endpoints[2];
+    expect(added).toMatchObject({ url: null, description: 'Broker', destination: masked });
+    await page.waitForSelector('#secret-box:not([hidden])');
+    await page.click('#secret-done');
+    expect((await endpointRow(page, added.id)).Endpoint).toContain('mqtt: mqtt://svc:***@127.0.0.1:1883');
+    await page.waitForSelector(`#endpoint-detail[data-id="${added.id}"]:not([hidden])`);
+    const facts = await endpointFacts(page);
+    expect(facts).toMatchObject({ URL: 'none: publishes to a broker' });
+    expect(facts.Destination).toContain('mqtt at mqtt://svc:***@127.0.0.1:1883');
+    expect(facts.Destination).toContain(topic);
+    // The form shows what GET shows, and saving it unchanged changes nothing (the password stays).
+    await page.click('#endpoint-edit');
+    expect(JSON.parse(await page.$eval('#create-destination', (e) => (e as HTMLTextAreaElement).value))).toEqual(masked);
+    await page.click('#create-form button[type="submit"]');
+    await page.waitForFunction(() => /^Nothing to change/.test(document.getElementById('status')?.textContent ?? ''));
+    expect(await page.content()).not.toContain('Portal-Secret-9');
     await page.close();
   });
 

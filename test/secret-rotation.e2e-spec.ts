@@ -186,6 +186,8 @@ describe('encryption key rotation (SECRETS_ENCRYPTION_KEYS, secrets:reseal)', ()
         { table: 'webhook_endpoint', column: 'previous_signing_private_key_sealed', resealed: 1, changedMeanwhile: 0, unopenable: 0 },
         { table: 'webhook_endpoint', column: 'auth_client_secret_sealed', resealed: 1, changedMeanwhile: 0, unopenable: 0 },
         { table: 'webhook_endpoint', column: 'tls_client_key_sealed', resealed: 0, changedMeanwhile: 0, unopenable: 0 },
+        // Broker credentials are re-sealed too (no endpoint here publishes to a broker).
+        { table: 'webhook_endpoint', column: 'destination_credentials_sealed', resealed: 0, changedMeanwhile: 0, unopenable: 0 },
       ],
     });
     const after = await sealedValues();

@@ -191,6 +191,7 @@ describe('webhook configuration', () => {
         signingKeys: null,
         auth: null,
         tls: null,
+        destination: null,
         ordering: 'none',
       });
     });
@@ -392,6 +393,7 @@ describe('webhook configuration', () => {
         signingKeys: null,
         auth: null,
         tls: null,
+        destination: null,
         ordering: 'none',
       });
       const [before] = await storedRows(t, org.id);
@@ -428,6 +430,7 @@ describe('webhook configuration', () => {
         signingKeys: null,
         auth: null,
         tls: null,
+        destination: null,
         ordering: 'none',
         updatedAt: expect.any(Date),
         payload: 'thin',

@@ -17,6 +17,7 @@ const ENDPOINT_KEYS = [
   'auth',
   'createdAtUtc',
   'description',
+  'destination',
   'disabledReason',
   'enabled',
   'filter',
@@ -152,6 +153,7 @@ describe('webhook endpoints', () => {
             publicKey: null,
             previousPublicKey: null,
             auth: null,
+            destination: null,
             tls: null,
             disabledReason: null,
             createdAtUtc: org.createdAtUtc,
@@ -289,6 +291,7 @@ describe('webhook endpoints', () => {
         publicKey: null,
         previousPublicKey: null,
         auth: null,
+        destination: null,
         tls: null,
         disabledReason: null,
         createdAtUtc: expect.stringMatching(UTC_TIMESTAMP),
@@ -857,6 +860,7 @@ describe('webhook endpoints', () => {
     expect(Object.keys(schemas.CreateWebhookEndpointDto.properties).sort()).toEqual([
       'auth',
       'description',
+      'destination',
       'enabled',
       'filter',
       'filters',
@@ -871,7 +875,8 @@ describe('webhook endpoints', () => {
       'url',
       'webhookTypes',
     ]);
-    expect(schemas.CreateWebhookEndpointDto.required).toEqual(expect.arrayContaining(['url', 'webhookTypes']));
+    // A broker endpoint has a destination instead of a url: only the types are always required.
+    expect(schemas.CreateWebhookEndpointDto.required).toEqual(['webhookTypes']);
     expect(schemas.CreatedWebhookEndpointDto.properties.sharedSecret).toEqual(expect.objectContaining({ type: 'string' }));
     expect(schemas.UpdateWebhookEndpointDto.required ?? []).toEqual([]);
   });

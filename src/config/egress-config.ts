@@ -18,6 +18,11 @@ export interface EgressConfig {
   readonly allowedPorts: readonly PortRange[];
   /** WEBHOOK_PROXY_URL: every outbound request goes through this HTTP proxy, CONNECT for every destination; null connects directly. */
   readonly proxyUrl: string | null;
+  /**
+   * DESTINATION_ALLOWED_HOSTS: broker `host:port` pairs (lowercase, as written in a destination
+   * url) that may be on a private or loopback address where private networks are refused.
+   */
+  readonly destinationAllowedHosts: readonly string[];
 }
 
 /**
@@ -72,6 +77,23 @@ function parseProxyUrl(text: string): string | null {
   return parsed.toString();
 }
 
+/**
+ * Parses `rabbit.internal:5672,10.0.0.7:4222,[fd00::1]:1883`: each entry a hostname, an IPv4
+ * address or a bracketed IPv6 address, a colon and a port; null when any entry is not.
+ */
+export function parseHostPortList(text: string): string[] | null {
+  const entries: string[] = [];
+  for (const entry of text.split(',').map((e) => e.trim())) {
+    const match =
+      /^((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\]):(\d{1,5})$/.exec(
+        entry,
+      );
+    if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) return null;
+    entries.push(`${match[1].toLowerCase()}:${Number(match[2])}`);
+  }
+  return entries;
+}
+
 /** The egress variables; production refuses http and private networks unless they are set. */
 export const egressVariables = (production: boolean) => ({
   WEBHOOK_ALLOW_HTTP: bool(!production),
@@ -80,6 +102,11 @@ export const egressVariables = (production: boolean) => ({
   WEBHOOK_ALLOWED_PORTS: rule<PortRange[] | null>(null, 'comma-separated ports or ranges such as 443,8443,9000-9100', parsePortList),
   // Unset: outbound requests connect directly.
   WEBHOOK_PROXY_URL: rule<string | null>(null, 'an http:// proxy URL (scheme, host and port; no path)', parseProxyUrl, false),
+  DESTINATION_ALLOWED_HOSTS: rule<string[]>(
+    [],
+    'comma-separated host:port entries such as rabbit.internal:5672,10.0.0.7:4222',
+    parseHostPortList,
+  ),
 });
 
 export function egressConfig(e: Parsed<ReturnType<typeof egressVariables>>): EgressConfig {
@@ -88,5 +115,6 @@ export function egressConfig(e: Parsed<ReturnType<typeof egressVariables>>): Egr
     allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     allowedPorts: e.WEBHOOK_ALLOWED_PORTS ?? defaultWebhookPorts(e.WEBHOOK_ALLOW_HTTP),
     proxyUrl: e.WEBHOOK_PROXY_URL,
+    destinationAllowedHosts: e.DESTINATION_ALLOWED_HOSTS,
   };
 }

@@ -648,7 +648,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook endpoint beside the default one
-         * @description At most 20 endpoints per organization, the default one included. Without `sharedSecret` the service generates one (32 random bytes, base64url) and returns it once, in this answer only. `enabled` defaults to true.
+         * @description At most 20 endpoints per organization, the default one included. Without `sharedSecret` the service generates one (32 random bytes, base64url) and returns it once, in this answer only. `enabled` defaults to true. An endpoint posts to a `url` or publishes to a broker `destination` (RabbitMQ, NATS JetStream, MQTT 5): exactly one of them.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -1959,6 +1959,73 @@ export interface components {
              */
             previousSecretExpiresAtUtc: string;
         };
+        RabbitMqDestinationDto: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "rabbitmq";
+            /**
+             * @description `amqp://` or `amqps://`, `[user:password@]host[:port][/vhost]`. In answers the password shows as `***`; sent back in a PATCH, a url whose password is `***` keeps the stored one. The user and password are sealed at rest and never logged or audited in clear.
+             * @example amqps://webhooks:***@rabbit.example.com:5671/events
+             */
+            url: string;
+            /**
+             * @description The exchange published to (letters, digits, `-_.:`); `""` is the default exchange. Not created by the service.
+             * @example nft-webhooks
+             */
+            exchange: string;
+            /**
+             * @description The routing key. A template of at most 255 characters: `{webhookType}`, `{action}`, `{resourceType}`, `{resourceId}` and `{organizationId}` are replaced by the webhook’s values when the attempt is made; all other text is literal. An unroutable message is a failed attempt with `error: "NO_ROUTE"`.
+             * @example webhooks.{webhookType}.{action}
+             */
+            routingKey: string;
+        };
+        NatsDestinationDto: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "nats";
+            /**
+             * @description `nats://[user:password@]host[:port]`; TLS when the server asks for it. In answers the password shows as `***`; sent back in a PATCH, a url whose password is `***` keeps the stored one. The user and password are sealed at rest and never logged or audited in clear.
+             * @example nats://webhooks:***@nats.example.com:4222
+             */
+            url: string;
+            /**
+             * @description The subject. A template of at most 255 characters: `{webhookType}`, `{action}`, `{resourceType}`, `{resourceId}` and `{organizationId}` are replaced by the webhook’s values when the attempt is made; all other text is literal. No empty token, space, `*` or `>`.
+             * @example webhooks.{webhookType}.{resourceType}
+             */
+            subject: string;
+            /**
+             * @description The JetStream stream whose PubAck confirms each message (required: core NATS has no acknowledgement). Not created by the service.
+             * @example WEBHOOKS
+             */
+            stream: string;
+        };
+        MqttDestinationDto: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "mqtt";
+            /**
+             * @description `mqtt://` or `mqtts://`, `[user:password@]host[:port]`. In answers the password shows as `***`; sent back in a PATCH, a url whose password is `***` keeps the stored one. The user and password are sealed at rest and never logged or audited in clear.
+             * @example mqtts://webhooks:***@mqtt.example.com:8883
+             */
+            url: string;
+            /**
+             * @description The topic. A template of at most 255 characters: `{webhookType}`, `{action}`, `{resourceType}`, `{resourceId}` and `{organizationId}` are replaced by the webhook’s values when the attempt is made; all other text is literal. No `+`, `#` or NUL.
+             * @example webhooks/{webhookType}/{resourceId}
+             */
+            topic: string;
+            /**
+             * @description Always 1: at least once, acknowledged by PUBACK.
+             * @example 1
+             * @enum {number}
+             */
+            qos: 1;
+        };
         WebhookEndpointFiltersDto: {
             /**
              * @description Contracts (EIP-55) whose `nft` and `transaction` webhooks this endpoint receives; null: every contract.
@@ -2012,7 +2079,7 @@ export interface components {
             /** @description True for the organization's default endpoint: the webhook configuration, which cannot be deleted. */
             isDefault: boolean;
             /**
-             * @description Where webhooks are sent; null only for a default endpoint not configured yet.
+             * @description Where webhooks are sent; null for a broker endpoint (`destination`) and a default endpoint not configured yet.
              * @example https://example.com/webhooks
              */
             url: string | null;
@@ -2095,6 +2162,8 @@ export interface components {
             auth: components["schemas"]["WebhookEndpointAuthDto"] | null;
             /** @description Mutual TLS towards this endpoint: the client certificate's subject and expiry; null when none. */
             tls: components["schemas"]["WebhookEndpointTlsDto"] | null;
+            /** @description The message broker this endpoint publishes to, exactly the fields it was given with the url’s password as `***` (so it can be sent back); null for an HTTP endpoint. The message body is exactly the bytes an HTTP endpoint receives; the headers (AMQP headers table, NATS headers, MQTT 5 user properties) are the HTTP ones by the same names: `webhook-id`, `webhook-timestamp`, `webhook-signature`, `x-service-webhook-hmac` (and `-previous` during a rotation), `x-service-webhook-id`, `x-service-webhook-event-id`, `x-service-webhook-attempt`, `x-service-webhook-sequence` (ordering `resource`), `traceparent` (tracing on), the endpoint’s own `headers` and `content-type: application/json`. RabbitMQ also sets `messageId` = the webhook id, `contentType` and delivery mode 2; NATS sets `Nats-Msg-Id` = the webhook id. */
+            destination: (components["schemas"]["RabbitMqDestinationDto"] | components["schemas"]["NatsDestinationDto"] | components["schemas"]["MqttDestinationDto"]) | null;
             /**
              * @description Why the service switched the endpoint off, or null. `failing`: every attempt failed for WEBHOOK_AUTO_DISABLE_AFTER (default 5 days) with at least 10 failed webhooks; audited with the system as actor. A PATCH of `enabled` clears it; its failed webhooks stay replayable (POST …/webhooks/replay).
              * @example null
@@ -2281,12 +2350,17 @@ export interface components {
              *     ]
              */
             retrySchedule?: number[] | null;
+            /** @description A message broker instead of an HTTP url; give either `url` or `destination`. PATCH replaces it whole, except that a url whose password is `***` keeps the stored password; null switches back to HTTP (with a `url`). The message body is exactly the bytes an HTTP endpoint receives; the headers (AMQP headers table, NATS headers, MQTT 5 user properties) are the HTTP ones by the same names: `webhook-id`, `webhook-timestamp`, `webhook-signature`, `x-service-webhook-hmac` (and `-previous` during a rotation), `x-service-webhook-id`, `x-service-webhook-event-id`, `x-service-webhook-attempt`, `x-service-webhook-sequence` (ordering `resource`), `traceparent` (tracing on), the endpoint’s own `headers` and `content-type: application/json`. RabbitMQ also sets `messageId` = the webhook id, `contentType` and delivery mode 2; NATS sets `Nats-Msg-Id` = the webhook id. */
+            destination?: ({
+                [key: string]: unknown;
+            } & (components["schemas"]["RabbitMqDestinationDto"] | components["schemas"]["NatsDestinationDto"] | components["schemas"]["MqttDestinationDto"])) | null;
             /**
              * @description Where webhooks are sent: an absolute http(s) URL of at most 2,048 characters without
-             *     credentials, under the same policy as the webhook configuration's url.
+             *     credentials, under the same policy as the webhook configuration's url. Left out or null for a
+             *     broker endpoint (`destination`).
              * @example https://example.com/webhooks
              */
-            url: string;
+            url?: string | null;
             /**
              * @description The webhook types to receive, each at most once; `[]` receives none. The service sends custodialAccount, nft and transaction; payment, kyc and document are reserved for the integrator's own platform and arrive only as test webhooks.
              * @example [
@@ -2305,7 +2379,7 @@ export interface components {
             /** @description True for the organization's default endpoint: the webhook configuration, which cannot be deleted. */
             isDefault: boolean;
             /**
-             * @description Where webhooks are sent; null only for a default endpoint not configured yet.
+             * @description Where webhooks are sent; null for a broker endpoint (`destination`) and a default endpoint not configured yet.
              * @example https://example.com/webhooks
              */
             url: string | null;
@@ -2388,6 +2462,8 @@ export interface components {
             auth: components["schemas"]["WebhookEndpointAuthDto"] | null;
             /** @description Mutual TLS towards this endpoint: the client certificate's subject and expiry; null when none. */
             tls: components["schemas"]["WebhookEndpointTlsDto"] | null;
+            /** @description The message broker this endpoint publishes to, exactly the fields it was given with the url’s password as `***` (so it can be sent back); null for an HTTP endpoint. The message body is exactly the bytes an HTTP endpoint receives; the headers (AMQP headers table, NATS headers, MQTT 5 user properties) are the HTTP ones by the same names: `webhook-id`, `webhook-timestamp`, `webhook-signature`, `x-service-webhook-hmac` (and `-previous` during a rotation), `x-service-webhook-id`, `x-service-webhook-event-id`, `x-service-webhook-attempt`, `x-service-webhook-sequence` (ordering `resource`), `traceparent` (tracing on), the endpoint’s own `headers` and `content-type: application/json`. RabbitMQ also sets `messageId` = the webhook id, `contentType` and delivery mode 2; NATS sets `Nats-Msg-Id` = the webhook id. */
+            destination: (components["schemas"]["RabbitMqDestinationDto"] | components["schemas"]["NatsDestinationDto"] | components["schemas"]["MqttDestinationDto"]) | null;
             /**
              * @description Why the service switched the endpoint off, or null. `failing`: every attempt failed for WEBHOOK_AUTO_DISABLE_AFTER (default 5 days) with at least 10 failed webhooks; audited with the system as actor. A PATCH of `enabled` clears it; its failed webhooks stay replayable (POST …/webhooks/replay).
              * @example null
@@ -2552,11 +2628,15 @@ export interface components {
              *     ]
              */
             retrySchedule?: number[] | null;
+            /** @description A message broker instead of an HTTP url; give either `url` or `destination`. PATCH replaces it whole, except that a url whose password is `***` keeps the stored password; null switches back to HTTP (with a `url`). The message body is exactly the bytes an HTTP endpoint receives; the headers (AMQP headers table, NATS headers, MQTT 5 user properties) are the HTTP ones by the same names: `webhook-id`, `webhook-timestamp`, `webhook-signature`, `x-service-webhook-hmac` (and `-previous` during a rotation), `x-service-webhook-id`, `x-service-webhook-event-id`, `x-service-webhook-attempt`, `x-service-webhook-sequence` (ordering `resource`), `traceparent` (tracing on), the endpoint’s own `headers` and `content-type: application/json`. RabbitMQ also sets `messageId` = the webhook id, `contentType` and delivery mode 2; NATS sets `Nats-Msg-Id` = the webhook id. */
+            destination?: ({
+                [key: string]: unknown;
+            } & (components["schemas"]["RabbitMqDestinationDto"] | components["schemas"]["NatsDestinationDto"] | components["schemas"]["MqttDestinationDto"])) | null;
             /**
-             * @description Where webhooks are sent (same policy as on POST).
+             * @description Where webhooks are sent (same policy as on POST); null with a `destination` switches to a broker.
              * @example https://example.com/webhooks
              */
-            url?: string;
+            url?: string | null;
             /**
              * @description The webhook types to receive, each at most once; `[]` receives none. The service sends custodialAccount, nft and transaction; payment, kyc and document are reserved for the integrator's own platform and arrive only as test webhooks.
              * @example [
@@ -7124,7 +7204,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookEndpointDto"];
                 };
             };
-            /** @description VALIDATION_FAILED (e.g. a url the deployment refuses) or INVALID_ADDRESS naming each bad contract address. */
+            /** @description VALIDATION_FAILED (e.g. a url the deployment refuses, both or neither of url and destination, a destination field naming `destination.<field>`) or INVALID_ADDRESS naming each bad contract address. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7584,7 +7664,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description DEFAULT_ENDPOINT: description or filters sent for the default endpoint. WEBHOOK_CONFIG_INCOMPLETE: the default endpoint would be enabled without url or shared secret. */
+            /** @description DEFAULT_ENDPOINT: description, filters or a destination sent for the default endpoint. WEBHOOK_CONFIG_INCOMPLETE: the default endpoint would be enabled without url or shared secret. */
             422: {
                 headers: {
                     [name: string]: unknown;

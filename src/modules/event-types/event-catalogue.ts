@@ -7,6 +7,7 @@ import { METADATA_FIELDS } from '../tokens/token-metadata.rules';
 import { TransactionDto } from '../transactions/dto/transaction.response.dto';
 import { WalletDto } from '../wallets/dto/wallet.response.dto';
 import { WebhookEndpointDto } from '../webhook-endpoints/dto/webhook-endpoint.response.dto';
+import { DESTINATION_DTOS } from '../webhook-endpoints/dto/destination.dto';
 import { WebhookDetailDto } from '../webhooks/api/webhook.dto';
 import type { EventTypeDefinition, JsonSchema } from './event-schema.rules';
 
@@ -77,7 +78,8 @@ export const DATA_DTOS: readonly Type[] = [TransactionDto, TokenDto, WalletDto, 
 /** The OpenAPI component schemas of the GET answers and of all they refer to, as Nest's scanner writes them. */
 export function dataComponentSchemas(): Record<string, JsonSchema> {
   let schemas: Record<string, JsonSchema> = {};
-  for (const dto of DATA_DTOS) schemas = generateSchema(dto, schemas).schemas as Record<string, JsonSchema>;
+  // An endpoint's destination refers to its per-type schemas by name only (oneOf): they are generated beside it.
+  for (const dto of [...DATA_DTOS, ...DESTINATION_DTOS]) schemas = generateSchema(dto, schemas).schemas as Record<string, JsonSchema>;
   return schemas;
 }
 

@@ -215,14 +215,15 @@ export function referencedDefinitions(schema: JsonSchema, definitions: Readonly<
 }
 
 /**
- * A JSON Schema 2020-12 validator knows `examples` but not OpenAPI's single `example`, and a
+ * A JSON Schema 2020-12 validator knows `examples` but not OpenAPI's single `example`, nor
+ * OpenAPI's `discriminator` (a hint for code generators; the `oneOf` beside it decides), and a
  * strict one refuses a keyword it does not know.
  */
 export function withJsonSchemaExamples(schema: JsonSchema): JsonSchema {
   return mapSubschemas(schema, (s) => {
-    if (!('example' in s)) return s;
-    const { example, ...rest } = s;
-    return { ...rest, examples: [example] };
+    if (!('example' in s) && !('discriminator' in s)) return s;
+    const { example, discriminator: _hint, ...rest } = s;
+    return 'example' in s ? { ...rest, examples: [example] } : rest;
   }) as JsonSchema;
 }
 

@@ -4,7 +4,8 @@ import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
 import { outsideTransaction, queryRows } from '../../database/raw-sql';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
-import { KeyObject } from 'node:crypto';
+import { createHash, KeyObject } from 'node:crypto';
+import { connectableDestinationUrl, DestinationCredentials, DestinationSettings, storedDestination } from './destination.rules';
 import type { EndpointAuthSettings } from './endpoint-auth.rules';
 import type { EndpointTlsSettings } from './endpoint-tls.rules';
 import { openSecret } from '../../common/crypto/secret-box';
@@ -55,6 +56,12 @@ export interface DeliveryTarget {
   filter: ContentFilter | null;
   /** The endpoint's own delays between attempts, in milliseconds; null: the service's schedule. */
   retryScheduleMs: number[] | null;
+  /**
+   * The message broker the endpoint publishes to instead of a url (null: HTTP): its settings, the
+   * url to connect to with the credentials opened (never logged), and a fingerprint of everything
+   * a connection depends on, so a changed destination gets a new connection.
+   */
+  destination: { settings: DestinationSettings; connectUrl: string; fingerprint: string } | null;
 }
 
 interface EndpointRow {
@@ -81,6 +88,8 @@ interface EndpointRow {
   payload: string;
   filter: ContentFilter | string | null;
   retry_schedule: number[] | string | null;
+  destination: DestinationSettings | string | null;
+  destination_credentials_sealed: string | null;
 }
 
 const SECRET_CACHE_MAX = 1000;
@@ -95,6 +104,7 @@ const SECRET_CACHE_MAX = 1000;
 export class DeliveryTargetReader {
   private readonly secrets = new LRUCache<string, string>({ max: SECRET_CACHE_MAX });
   private readonly keys = new LRUCache<string, KeyObject>({ max: SECRET_CACHE_MAX });
+  private readonly destinationListeners = new Set<(endpointId: string) => void>();
 
   constructor(
     private readonly em: EntityManager,
@@ -111,7 +121,8 @@ export class DeliveryTargetReader {
       `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses, headers, rate_limit_per_second,
               shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at,
               signing_private_key_sealed, previous_signing_private_key_sealed, auth, auth_client_secret_sealed,
-              tls, tls_client_key_sealed, updated_at, ordering, payload, filter, retry_schedule
+              tls, tls_client_key_sealed, updated_at, ordering, payload, filter, retry_schedule,
+              destination, destination_credentials_sealed
          from webhook_endpoint where organization_id = any(?::uuid[])
         order by organization_id, is_default desc, id`,
       [unique],
@@ -175,6 +186,23 @@ export class DeliveryTargetReader {
         secretError ??= `the TLS client key cannot be opened: ${(error as Error).message}`;
       }
     }
+    let destination: DeliveryTarget['destination'] = null;
+    const settings = storedDestination(row.destination);
+    if (settings !== null) {
+      try {
+        const credentials =
+          row.destination_credentials_sealed === null
+            ? null
+            : (JSON.parse(this.open(row.destination_credentials_sealed, row.organization_id)) as DestinationCredentials);
+        const connectUrl = connectableDestinationUrl(settings.url, credentials);
+        const fingerprint = createHash('sha256')
+          .update(JSON.stringify([settings, connectUrl, tls]))
+          .digest('base64url');
+        destination = { settings, connectUrl, fingerprint };
+      } catch (error) {
+        secretError ??= `the destination credentials cannot be opened: ${(error as Error).message}`;
+      }
+    }
     const contracts = row.contract_addresses === null ? null : parseTextArray(row.contract_addresses);
     return {
       organizationId: row.organization_id,
@@ -198,7 +226,22 @@ export class DeliveryTargetReader {
       filter: typeof row.filter === 'string' ? (JSON.parse(row.filter) as ContentFilter) : row.filter,
       retryScheduleMs:
         row.retry_schedule === null ? null : parseTextArray(row.retry_schedule as string[] | string).map((s) => Number(s) * 1000),
+      destination,
     };
+  }
+
+  /**
+   * Tells this process's delivery engine that an endpoint's destination changed or the endpoint
+   * is gone, so its broker connection closes at once (other processes see it in their next read).
+   */
+  destinationChanged(endpointId: string): void {
+    for (const listener of this.destinationListeners) listener(endpointId);
+  }
+
+  /** Listens for destinationChanged; returns the way to stop. */
+  onDestinationChanged(listener: (endpointId: string) => void): () => void {
+    this.destinationListeners.add(listener);
+    return () => this.destinationListeners.delete(listener);
   }
 
   /**
@@ -272,6 +315,7 @@ function defaultTarget(organizationId: string): DeliveryTarget {
     payload: 'thin',
     filter: null,
     retryScheduleMs: null,
+    destination: null,
   };
 }
 

@@ -1,20 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { DomainError, notFound } from '../../common/errors/domain-error';
+import { DomainError, notFound, validationFailed } from '../../common/errors/domain-error';
 import type { AuditChanges } from '../audit/audit.rules';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import type { PayloadKind } from './receiver-choices.rules';
 import type { SigningKeySlots } from './signing-keys.rules';
 import { SECRET_SLOT_FIELDS, SecretSlots } from './webhook-config.rules';
 import type { WebhookEndpoint } from './webhook-endpoint.entity';
-import {
-  EndpointOrdering,
-  missingForEnabled,
-  StoredEndpoint,
-  TRANSPORT_SECRET_FIELDS,
-  TransportSlots,
-  WebhookEndpointPatch,
-  WebhookEndpointView,
-} from './webhook-endpoint.rules';
+import { TRANSPORT_SECRET_FIELDS, TransportSlots } from './endpoint-transport.rules';
+import { credentialsAfter, DestinationCredentials, ParsedDestination } from './destination.rules';
+import { EndpointOrdering, missingForEnabled, StoredEndpoint, WebhookEndpointPatch, WebhookEndpointView } from './webhook-endpoint.rules';
 
 /*
  * The pieces of an endpoint change around WebhookEndpointsService: what a request may carry,
@@ -46,6 +40,8 @@ export interface WebhookEndpointInput {
   filter?: unknown;
   /** Seconds between attempts (the request DTO has checked the bounds); null: the service's schedule. */
   retrySchedule?: number[] | null;
+  /** A message broker instead of a url (checked by parseDestinationInput); null switches back to HTTP. */
+  destination?: unknown;
 }
 
 /** Every field of the audit view that holds a secret. */
@@ -100,8 +96,8 @@ export function organizationNotFound(organizationId: string): DomainError {
 }
 
 /** An enabled endpoint must be able to sign and send (only the default one can be otherwise, while disabled). */
-export function assertComplete(state: { enabled: boolean; url: string | null }, slots: SecretSlots): void {
-  const missing = missingForEnabled(state, slots.sharedSecret);
+export function assertComplete(state: { enabled: boolean; url: string | null }, slots: SecretSlots, hasDestination = false): void {
+  const missing = missingForEnabled(state, slots.sharedSecret, hasDestination);
   if (missing.length === 0) return;
   throw new DomainError(
     422,
@@ -131,13 +127,15 @@ export function patchOf(
 }
 
 export function assertDefaultEndpointFields(input: WebhookEndpointInput): void {
-  const refused = (['description', 'filters', 'filter'] as const).filter((field) => input[field] !== undefined);
+  const refused: string[] = (['description', 'filters', 'filter'] as const).filter((field) => input[field] !== undefined);
+  // The default endpoint is the webhook configuration, which posts to a url.
+  if (input.destination !== undefined && input.destination !== null) refused.push('destination');
   if (refused.length === 0) return;
   throw new DomainError(
     422,
     'DEFAULT_ENDPOINT',
     `The default endpoint is the webhook configuration, which has no ${refused.join(' and ')}; ` +
-      'add another endpoint for a description or filters.',
+      'add another endpoint for a description, filters or a broker destination.',
     refused.map((field) => ({ field, message: 'is not available on the default endpoint' })),
   );
 }
@@ -152,10 +150,58 @@ export function assignTransport(row: WebhookEndpoint, transport: TransportSlots)
   row.authClientSecretSealed = transport.authClientSecret;
   row.tls = transport.tls;
   row.tlsClientKeySealed = transport.tlsClientKey;
+  row.destination = transport.destination?.settings ?? null;
+  row.destinationCredentialsSealed = transport.destinationCredentials;
+}
+
+/**
+ * An endpoint other than the default posts to a url or publishes to a broker: exactly one of
+ * them (400 naming `destination` when both would be set, `url` when neither). OAuth2 `auth` is
+ * HTTP's alone (400 naming `auth` beside a destination).
+ */
+export function assertOneKind(state: { url: string | null; hasDestination: boolean; hasAuth: boolean; isDefault: boolean }): void {
+  if (state.url !== null && state.hasDestination) {
+    throw validationFailed([
+      {
+        field: 'destination',
+        message: 'destination cannot be set beside url: an endpoint posts to a url or publishes to a broker (send url: null to switch)',
+      },
+    ]);
+  }
+  if (state.url === null && !state.hasDestination && !state.isDefault) {
+    throw validationFailed([{ field: 'url', message: 'url or destination is required (send destination: null only with a url)' }]);
+  }
+  if (state.hasDestination && state.hasAuth) {
+    throw validationFailed([
+      { field: 'auth', message: 'auth (OAuth2) is for HTTP endpoints only: remove it (auth: null) to publish to a broker' },
+    ]);
+  }
 }
 
 export function assignSlots(row: WebhookEndpoint, slots: SecretSlots): void {
   row.sharedSecretSealed = slots.sharedSecret;
   row.previousSharedSecretSealed = slots.previousSharedSecret;
   row.previousSecretExpiresAt = slots.previousSecretExpiresAt;
+}
+
+/**
+ * The destination part of an endpoint's transport after a request: left out keeps it, null
+ * removes it (back to HTTP), a new one replaces it whole, its url's password `***` keeping the
+ * stored one. Credentials that stay the same keep their sealed value (no spurious audit change).
+ */
+export function destinationTransportAfter(
+  input: ParsedDestination | null | undefined,
+  before: Pick<TransportSlots, 'destination' | 'destinationCredentials'> | null,
+  seal: (credentials: DestinationCredentials | null) => string | null,
+): Pick<TransportSlots, 'destination' | 'destinationCredentials'> {
+  if (input === undefined)
+    return { destination: before?.destination ?? null, destinationCredentials: before?.destinationCredentials ?? null };
+  if (input === null) return { destination: null, destinationCredentials: null };
+  const stored = before?.destination?.credentials ?? null;
+  const credentials = credentialsAfter(input, stored);
+  const same = before !== null && JSON.stringify(credentials) === JSON.stringify(stored);
+  return {
+    destination: { settings: input.settings, credentials },
+    destinationCredentials: same ? (before.destinationCredentials ?? null) : seal(credentials),
+  };
 }

@@ -1,7 +1,15 @@
-import { sealSecret } from '../../common/crypto/secret-box';
+import { openSecret, sealSecret } from '../../common/crypto/secret-box';
+import { checkDestinationHost, destinationPolicyOf } from '../../common/net/destination-policy';
 import { validationFailed } from '../../common/errors/domain-error';
 import { checkWebhookUrl, resolveWebhookHost, urlPolicyOf, WebhookHostError, webhookUrlHostname } from '../../common/net/url-policy';
 import type { AppConfig } from '../../config/app-config';
+import {
+  DestinationCredentials,
+  destinationHostPort,
+  MASKED_PASSWORD,
+  ParsedDestination,
+  parseDestinationInput,
+} from './destination.rules';
 import { EndpointAuthSettings, OAUTH2_CLIENT_CREDENTIALS } from './endpoint-auth.rules';
 import type { WebhookEndpointInput } from './endpoint-change';
 import { EndpointTlsSettings, parseTlsInput } from './endpoint-tls.rules';
@@ -62,5 +70,41 @@ export class EndpointInputs {
   newKeyPair(organizationId: string): { privateKey: string; publicKey: string } {
     const pair = generateSigningKeyPair();
     return { privateKey: this.seal(organizationId, pair.privateKey), publicKey: pair.publicKey };
+  }
+
+  /**
+   * A request's broker destination, checked field by field and its host held to the broker
+   * address policy (a 400 naming `destination.url`). The broker itself is not contacted.
+   */
+  async parseDestination(input: unknown): Promise<ParsedDestination> {
+    const parsed = parseDestinationInput(input);
+    const { hostname, hostPort } = destinationHostPort(parsed.settings.url);
+    try {
+      await checkDestinationHost(hostname, hostPort, destinationPolicyOf(this.config));
+    } catch (error) {
+      if (error instanceof WebhookHostError) {
+        throw validationFailed([{ field: 'destination.url', message: `destination.url ${error.message}` }]);
+      }
+      throw error;
+    }
+    return parsed;
+  }
+
+  /** A destination's credentials sealed as one JSON value; null when the url has none. */
+  sealCredentials(organizationId: string, credentials: DestinationCredentials | null): string | null {
+    return credentials === null ? null : this.seal(organizationId, JSON.stringify(credentials));
+  }
+
+  /**
+   * Stored credentials opened, to show the user and keep a password a PATCH sends back as `***`.
+   * A value that no longer opens shows as `***:***` (and keeps nothing).
+   */
+  openCredentials(organizationId: string, sealed: string | null): DestinationCredentials | null {
+    if (sealed === null) return null;
+    try {
+      return JSON.parse(openSecret(sealed, this.config.secretsEncryptionKey, organizationId)) as DestinationCredentials;
+    } catch {
+      return { username: MASKED_PASSWORD, password: MASKED_PASSWORD };
+    }
   }
 }

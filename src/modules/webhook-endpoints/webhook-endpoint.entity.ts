@@ -5,6 +5,7 @@ import { Organization } from '../organizations/organization.entity';
 import type { EndpointAuthSettings } from './endpoint-auth.rules';
 import type { EndpointTlsSettings } from './endpoint-tls.rules';
 import type { ContentFilter } from './content-filter.rules';
+import type { DestinationSettings } from './destination.rules';
 import type { PayloadKind } from './receiver-choices.rules';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
 import type { EndpointOrdering } from './webhook-endpoint.rules';
@@ -13,7 +14,8 @@ import type { EndpointOrdering } from './webhook-endpoint.rules';
  * A receiver of an organization's webhooks: its url, secret, types and contract filter. Every
  * organization has one default endpoint (`isDefault`, id = the organization's id, the one
  * `/webhook-config` shows): until its first change it has no row and reads as disabled with
- * nothing configured. Only the default may lack a url or a secret, and only while disabled.
+ * nothing configured. Only the default may lack a url or a secret, and only while disabled. A
+ * broker endpoint has a `destination` instead of a url.
  */
 @Entity({ tableName: 'webhook_endpoint', repository: () => WebhookEndpointRepository })
 export class WebhookEndpoint {
@@ -90,6 +92,15 @@ export class WebhookEndpoint {
   /** The client certificate's private key (PEM), sealed like the shared secret. */
   @Property({ type: 'text', nullable: true, hidden: true })
   tlsClientKeySealed: string | null = null;
+
+  /** A message broker this endpoint publishes to instead of an HTTP url (destination.rules.ts); its url without credentials. Null: HTTP. */
+  @Property({ type: 'json', nullable: true })
+  destination: DestinationSettings | null = null;
+
+  /** The user and password of the destination url (JSON), sealed like the shared secret. */
+  @Property({ type: 'text', nullable: true, hidden: true })
+  destinationCredentialsSealed: string | null = null;
+
   /** Headers sent on every webhook to this endpoint, names as given (checked by parseCustomHeaders). */
   @Property({ type: 'json' })
   headers: Record<string, string> = {};
@@ -122,7 +133,7 @@ export class WebhookEndpoint {
 
   constructor(init: {
     organizationId: string;
-    url: string;
+    url: string | null;
     description: string | null;
     enabled: boolean;
     webhookTypes: WebhookType[];

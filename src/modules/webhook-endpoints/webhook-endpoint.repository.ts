@@ -24,6 +24,13 @@ export const WEBHOOK_ENDPOINT_SEALED_COLUMNS: readonly SealedColumn[] = [
   },
   { table: 'webhook_endpoint', idColumn: 'id', idType: 'uuid', column: 'auth_client_secret_sealed', contextColumn: 'organization_id' },
   { table: 'webhook_endpoint', idColumn: 'id', idType: 'uuid', column: 'tls_client_key_sealed', contextColumn: 'organization_id' },
+  {
+    table: 'webhook_endpoint',
+    idColumn: 'id',
+    idType: 'uuid',
+    column: 'destination_credentials_sealed',
+    contextColumn: 'organization_id',
+  },
 ];
 
 /** How long the expired-secret cleanup waits for a lock before leaving it to its next run. */

@@ -4,7 +4,6 @@ import { SECRET_SLOT_FIELDS } from './webhook-config.rules';
 import { parseContractAddressFilter } from './receiver-choices.rules';
 import {
   applyEndpointPatch,
-  auditedEndpoint,
   endpointLimitReached,
   endpointPagePlan,
   endpointView,
@@ -16,6 +15,7 @@ import {
   unconfiguredDefault,
   WebhookEndpointState,
 } from './webhook-endpoint.rules';
+import { auditedEndpoint } from './endpoint-transport.rules';
 
 const ORG = '0193a6c2-7d1e-7c3a-9f10-0a1b2c3d4e5f';
 const ENDPOINT = '0193a6c2-8000-7000-8000-000000000001';
@@ -169,6 +169,8 @@ describe('webhook endpoint rules', () => {
       ...state,
       contractAddresses: [LOWER],
       sharedSecretSealed: 'sealed-a',
+      destination: null,
+      destinationCredentialsSealed: null,
       previousSharedSecretSealed: 'sealed-old',
       previousSecretExpiresAt: new Date('2026-11-24T00:00:00Z'),
       signingPrivateKeySealed: 'sealed-key',
@@ -211,6 +213,7 @@ describe('webhook endpoint rules', () => {
           hasClientSecret: true,
         },
         tls: null,
+        destination: null,
         disabledReason: null,
         createdAt: row.createdAt,
         updatedAt: row.updatedAt,
@@ -243,6 +246,7 @@ describe('webhook endpoint rules', () => {
         previousPublicKey: null,
         auth: null,
         tls: null,
+        destination: null,
         disabledReason: null,
         createdAt,
         updatedAt: createdAt,
@@ -256,6 +260,8 @@ describe('webhook endpoint rules', () => {
       expect(missingForEnabled({ ...state, url: null }, 'sealed')).toEqual(['url']);
       expect(missingForEnabled(state, null)).toEqual(['sharedSecret']);
       expect(missingForEnabled({ enabled: true, url: null }, null)).toEqual(['url', 'sharedSecret']);
+      // A broker destination stands for the url.
+      expect(missingForEnabled({ ...state, url: null }, 'sealed', true)).toEqual([]);
       expect(missingForEnabled({ enabled: false, url: null }, null)).toEqual([]);
     });
 

@@ -1,11 +1,11 @@
-import { toChecksumAddress } from '../../common/evm-address';
 import type { WebhookType } from '../domain-events/domain-event.catalogue';
 import { EndpointAuthSettings, endpointAuthView, EndpointAuthView } from './endpoint-auth.rules';
 import { EndpointTlsSettings, endpointTlsView, EndpointTlsView } from './endpoint-tls.rules';
 import type { ContentFilter } from './content-filter.rules';
 import { DEFAULT_CHOICES, PayloadKind, storedChoices } from './receiver-choices.rules';
+import { DestinationCredentials, DestinationSettings, destinationView } from './destination.rules';
 import { publicKeyLabel, SigningKeySlots } from './signing-keys.rules';
-import { auditedSlots, disabledReasonAfter, livePreviousSecretExpiry, normalizeWebhookTypes, SecretSlots } from './webhook-config.rules';
+import { disabledReasonAfter, livePreviousSecretExpiry, normalizeWebhookTypes, SecretSlots } from './webhook-config.rules';
 
 /** Endpoints an organization may have, its default endpoint included (docs/WEBHOOKS.md "Webhook endpoints"). */
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
@@ -71,6 +71,8 @@ export interface WebhookEndpointView {
   auth: EndpointAuthView | null;
   /** Mutual TLS: the client certificate's subject and expiry, without the key; null when none. */
   tls: EndpointTlsView | null;
+  /** The message broker it publishes to, the url's password shown as `***`; null for an HTTP endpoint. */
+  destination: DestinationSettings | null;
   disabledReason: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -94,7 +96,8 @@ export function endpointLimitReached(otherEndpoints: number): boolean {
 
 /** A new endpoint: enabled unless told otherwise, types as a set in catalogue order. */
 export function newEndpointState(input: {
-  url: string;
+  /** Null for an endpoint that publishes to a broker. */
+  url: string | null;
   description?: string | null;
   enabled?: boolean;
   webhookTypes: readonly WebhookType[];
@@ -148,10 +151,12 @@ export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEn
 export function missingForEnabled(
   state: Pick<WebhookEndpointState, 'enabled' | 'url'>,
   sharedSecret: string | null,
+  hasDestination = false,
 ): Array<'url' | 'sharedSecret'> {
   if (!state.enabled) return [];
   const missing: Array<'url' | 'sharedSecret'> = [];
-  if (state.url === null) missing.push('url');
+  // A broker destination is where a webhook goes instead of a url.
+  if (state.url === null && !hasDestination) missing.push('url');
   if (sharedSecret === null) missing.push('sharedSecret');
   return missing;
 }
@@ -187,6 +192,8 @@ export interface StoredEndpoint {
   authClientSecretSealed: string | null;
   tls: EndpointTlsSettings | null;
   tlsClientKeySealed: string | null;
+  destination: DestinationSettings | null;
+  destinationCredentialsSealed: string | null;
   disabledReason: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -224,7 +231,8 @@ export function endpointSigningSlots(row: StoredEndpoint): SigningKeySlots {
   };
 }
 
-export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointView {
+/** What the API shows of an endpoint; `credentials`: its destination's, opened by the caller (only the user is shown). */
+export function endpointView(row: StoredEndpoint, now: Date, credentials: DestinationCredentials | null = null): WebhookEndpointView {
   const previousSecretExpiresAt = livePreviousSecretExpiry(endpointSlots(row), now);
   return {
     id: row.id,
@@ -245,6 +253,7 @@ export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointVie
     previousPublicKey: previousSecretExpiresAt === null ? null : publicKeyLabel(row.previousSigningPublicKey),
     auth: endpointAuthView(row.auth, row.authClientSecretSealed),
     tls: endpointTlsView(row.tls, row.tlsClientKeySealed),
+    destination: row.destination === null ? null : destinationView(row.destination, credentials),
     disabledReason: row.disabledReason,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
@@ -279,6 +288,8 @@ export function unconfiguredDefault(organizationId: string, organizationCreatedA
     authClientSecretSealed: null,
     tls: null,
     tlsClientKeySealed: null,
+    destination: null,
+    destinationCredentialsSealed: null,
     disabledReason: null,
     createdAt: organizationCreatedAt,
     updatedAt: organizationCreatedAt,
@@ -299,71 +310,6 @@ export function endpointPagePlan(
   const afterId = lastServedId === null || isDefaultEndpoint(lastServedId, organizationId) ? null : lastServedId.toLowerCase();
   // One more than fits tells whether a next page exists.
   return { includeDefault, afterId, othersLimit: pageSize + 1 - (includeDefault ? 1 : 0) };
-}
-
-/**
- * The endpoint as its audit entries show it (pass SECRET_SLOT_FIELDS to diffForAudit): addresses
- * in EIP-55 form, secrets only as "[redacted]", the previous secret's expiry in the API's UTC format.
- */
-/** The transport settings of an endpoint, each secret standing for its sealed value. */
-export interface TransportSlots {
-  signing: SigningKeySlots;
-  auth: EndpointAuthSettings | null;
-  authClientSecret: string | null;
-  tls: EndpointTlsSettings | null;
-  tlsClientKey: string | null;
-}
-
-export function endpointTransport(row: StoredEndpoint): TransportSlots {
-  return {
-    signing: endpointSigningSlots(row),
-    auth: row.auth,
-    authClientSecret: row.authClientSecretSealed,
-    tls: row.tls,
-    tlsClientKey: row.tlsClientKeySealed,
-  };
-}
-
-/** The fields of auditedEndpoint's transport part that hold a secret (shown as "[redacted]"). */
-export const TRANSPORT_SECRET_FIELDS = ['authClientSecret', 'tlsClientKey'] as const;
-
-export function auditedEndpoint(
-  state: WebhookEndpointState,
-  slots: SecretSlots,
-  transport: TransportSlots | null = null,
-): Record<string, unknown> {
-  return {
-    url: state.url,
-    description: state.description,
-    enabled: state.enabled,
-    webhookTypes: state.webhookTypes,
-    contractAddresses: state.contractAddresses === null ? null : state.contractAddresses.map(toChecksumAddress),
-    // In name order: the same headers compare the same however they were listed (or stored).
-    // None reads as null, so endpoints without headers are audited as before there were any.
-    headers:
-      Object.keys(state.headers).length === 0
-        ? null
-        : Object.fromEntries(Object.entries(state.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-    rateLimitPerSecond: state.rateLimitPerSecond,
-    ordering: state.ordering,
-    payload: state.payload,
-    filter: state.filter,
-    retrySchedule: state.retrySchedule,
-    disabledReason: state.disabledReason,
-    ...auditedSlots(slots),
-    // Public keys only: the private halves never reach the audit log, not even redacted.
-    ...(transport === null
-      ? {}
-      : {
-          publicKey: publicKeyLabel(transport.signing.publicKey),
-          previousPublicKey: publicKeyLabel(transport.signing.previousPublicKey),
-          auth: transport.auth,
-          authClientSecret: transport.authClientSecret,
-          // The certificate as its subject and expiry: the PEM text itself would swamp the entry.
-          tls: transport.tls === null ? null : { subject: transport.tls.subject, notAfter: transport.tls.notAfter },
-          tlsClientKey: transport.tlsClientKey,
-        }),
-  };
 }
 
 function copy(addresses: string[] | null): string[] | null {

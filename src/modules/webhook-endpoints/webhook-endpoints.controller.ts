@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Patch, Post, Query } from '@ne
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
+  ApiExtraModels,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -16,6 +17,7 @@ import type { ApiKeyPrincipal } from '../../common/auth/principal';
 import { UuidParam } from '../../common/http/uuid-param';
 import { PageQueryDto } from '../../common/pagination/page-query.dto';
 import { filterMatches } from './content-filter.rules';
+import { MqttDestinationDto, NatsDestinationDto, RabbitMqDestinationDto } from './dto/destination.dto';
 import { FilterTestRequestDto, FilterTestResponseDto } from './dto/filter-test.dto';
 import { RotateSecretDto } from './dto/rotate-secret.request.dto';
 import { parseContentFilter } from './receiver-choices.rules';
@@ -32,6 +34,7 @@ const ENDPOINT_ID = {
 const NOT_FOUND = { description: "WEBHOOK_ENDPOINT_NOT_FOUND: no such endpoint (another organization's is as unknown)." };
 
 @ApiTags('Webhook endpoints')
+@ApiExtraModels(RabbitMqDestinationDto, NatsDestinationDto, MqttDestinationDto)
 @Auth('admin')
 @Controller('api/organization/v1/current-organization/webhook-endpoints')
 export class WebhookEndpointsController {
@@ -56,11 +59,14 @@ export class WebhookEndpointsController {
     description:
       'At most 20 endpoints per organization, the default one included. Without `sharedSecret` the ' +
       'service generates one (32 random bytes, base64url) and returns it once, in this answer only. ' +
-      '`enabled` defaults to true.',
+      '`enabled` defaults to true. An endpoint posts to a `url` or publishes to a broker `destination` ' +
+      '(RabbitMQ, NATS JetStream, MQTT 5): exactly one of them.',
   })
   @ApiCreatedResponse({ type: CreatedWebhookEndpointDto })
   @ApiBadRequestResponse({
-    description: 'VALIDATION_FAILED (e.g. a url the deployment refuses) or INVALID_ADDRESS naming each bad contract address.',
+    description:
+      'VALIDATION_FAILED (e.g. a url the deployment refuses, both or neither of url and destination, a destination field naming ' +
+      '`destination.<field>`) or INVALID_ADDRESS naming each bad contract address.',
   })
   @ApiUnprocessableEntityResponse({ description: 'ENDPOINT_LIMIT_REACHED: the organization already has 20 endpoints.' })
   async create(
@@ -111,7 +117,7 @@ export class WebhookEndpointsController {
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiUnprocessableEntityResponse({
     description:
-      'DEFAULT_ENDPOINT: description or filters sent for the default endpoint. WEBHOOK_CONFIG_INCOMPLETE: the ' +
+      'DEFAULT_ENDPOINT: description, filters or a destination sent for the default endpoint. WEBHOOK_CONFIG_INCOMPLETE: the ' +
       'default endpoint would be enabled without url or shared secret.',
   })
   async update(

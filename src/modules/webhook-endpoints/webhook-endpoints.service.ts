@@ -14,12 +14,14 @@ import { Organization } from '../organizations/organization.entity';
 import {
   assertComplete,
   assertDefaultEndpointFields,
+  assertOneKind,
   assignSlots,
   assignTransport,
   AUDIT_SECRET_FIELDS,
   auditOf,
   AUTO_DISABLE_ACTION,
   CreatedEndpoint,
+  destinationTransportAfter,
   EndpointRef,
   endpointNotFound,
   generateSharedSecret,
@@ -28,6 +30,7 @@ import {
   SecretRotation,
   WebhookEndpointInput,
 } from './endpoint-change';
+import { DeliveryTargetReader } from './delivery-target.reader';
 import { EndpointInputs } from './endpoint-input';
 import { parseContentFilter, parseContractAddressFilter } from './receiver-choices.rules';
 import { parseCustomHeaders } from './receiver-options.rules';
@@ -40,20 +43,18 @@ import {
 } from './webhook-config.rules';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
+import { auditedEndpoint, endpointTransport, TransportSlots } from './endpoint-transport.rules';
 import {
   applyEndpointPatch,
-  auditedEndpoint,
   endpointLimitReached,
   endpointPagePlan,
   endpointSlots,
   endpointState,
-  endpointTransport,
   endpointView,
   isDefaultEndpoint,
   isEmptyPatch,
   MAX_ENDPOINTS_PER_ORGANIZATION,
   newEndpointState,
-  TransportSlots,
   unconfiguredDefault,
   WebhookEndpointView,
 } from './webhook-endpoint.rules';
@@ -74,8 +75,19 @@ export class WebhookEndpointsService {
     private readonly audit: AuditService,
     private readonly config: AppConfig,
     private readonly events: DomainEventPublisher,
+    private readonly targets: DeliveryTargetReader,
   ) {
     this.inputs = new EndpointInputs(config);
+  }
+
+  /** What the API shows of a row: its destination's user opened (the password never is shown). */
+  private view(row: WebhookEndpoint, now: Date): WebhookEndpointView {
+    return endpointView(row, now, this.inputs.openCredentials(row.organizationId, row.destinationCredentialsSealed));
+  }
+
+  /** The transport of a row for the audit log, its destination's credentials opened to mask its url alike. */
+  private transportOf(row: WebhookEndpoint): TransportSlots {
+    return endpointTransport(row, this.inputs.openCredentials(row.organizationId, row.destinationCredentialsSealed));
   }
 
   /** Checks and seals what a request brings (URLs, secrets, keys, auth and tls settings). */
@@ -87,7 +99,7 @@ export class WebhookEndpointsService {
     const plan = endpointPagePlan(organizationId, lastServed, pageSize);
     const now = new Date();
     const views: WebhookEndpointView[] = plan.includeDefault ? [await this.get(organizationId, organizationId)] : [];
-    for (const row of await this.endpoints.pageOthers(organizationId, plan.afterId, plan.othersLimit)) views.push(endpointView(row, now));
+    for (const row of await this.endpoints.pageOthers(organizationId, plan.afterId, plan.othersLimit)) views.push(this.view(row, now));
     return toPage(views, pageSize, (last) => encodePageKey([last.id]));
   }
 
@@ -100,7 +112,7 @@ export class WebhookEndpointsService {
   /** One endpoint of the organization (its default one always exists); null when there is no such endpoint. */
   async find(organizationId: string, endpointId: string): Promise<WebhookEndpointView | null> {
     const row = await this.endpoints.findOwned(organizationId, endpointId);
-    if (row) return endpointView(row, new Date());
+    if (row) return this.view(row, new Date());
     if (!isDefaultEndpoint(endpointId, organizationId)) return null;
     return endpointView(unconfiguredDefault(organizationId, await this.organizationCreatedAt(organizationId)), new Date());
   }
@@ -113,7 +125,10 @@ export class WebhookEndpointsService {
     const contractAddresses = parseContractAddressFilter(input.filters?.contractAddresses);
     const filter = input.filter === undefined ? null : parseContentFilter(input.filter);
     const headers = input.headers === undefined ? {} : parseCustomHeaders(input.headers);
-    await this.inputs.assertAcceptableUrl(input.url as string);
+    const destination = input.destination == null ? null : await this.inputs.parseDestination(input.destination);
+    const url = input.url ?? null;
+    assertOneKind({ url, hasDestination: destination !== null, hasAuth: input.auth != null, isDefault: false });
+    if (url !== null) await this.inputs.assertAcceptableUrl(url);
     const generated = input.sharedSecret === undefined ? generateSharedSecret() : undefined;
     const sealed = this.inputs.seal(organizationId, input.sharedSecret ?? (generated as string));
     const signing = signingSlotsAfterSwitch(NO_SIGNING_KEYS, input.signing?.asymmetric === true, () =>
@@ -134,29 +149,30 @@ export class WebhookEndpointsService {
       }
       const state = newEndpointState({
         ...patchOf(input, { contractAddresses, headers, filter }),
-        url: input.url as string,
+        url,
         webhookTypes: input.webhookTypes ?? [],
         contractAddresses,
       });
-      const row = new WebhookEndpoint({ organizationId, ...state, url: input.url as string, sharedSecretSealed: sealed });
+      const row = new WebhookEndpoint({ organizationId, ...state, url, sharedSecretSealed: sealed });
       assignTransport(row, {
         signing,
         auth: auth?.settings ?? null,
         authClientSecret: auth?.clientSecretSealed ?? null,
         tls: tls?.settings ?? null,
         tlsClientKey: tls?.clientKeySealed ?? null,
+        ...destinationTransportAfter(destination, null, (credentials) => this.inputs.sealCredentials(organizationId, credentials)),
       });
       row.createdAt = row.updatedAt = new Date();
       em.persist(row);
       const entry = auditOf(
         row,
         'create',
-        diffForAudit({}, auditedEndpoint(endpointState(row), endpointSlots(row), endpointTransport(row)), AUDIT_SECRET_FIELDS),
+        diffForAudit({}, auditedEndpoint(endpointState(row), endpointSlots(row), this.transportOf(row)), AUDIT_SECRET_FIELDS),
       );
       this.audit.record(em, { organizationId, actor, meta, ...entry });
       return row;
     });
-    return { endpoint: endpointView(endpoint, new Date()), ...(generated === undefined ? {} : { sharedSecret: generated }) };
+    return { endpoint: this.view(endpoint, new Date()), ...(generated === undefined ? {} : { sharedSecret: generated }) };
   }
 
   /**
@@ -176,12 +192,13 @@ export class WebhookEndpointsService {
     const filter = input.filter === undefined ? undefined : parseContentFilter(input.filter);
     const headers = input.headers === undefined ? undefined : parseCustomHeaders(input.headers);
     if (isEmptyPatch(input)) return this.get(organizationId, endpointId);
+    const destination = input.destination == null ? input.destination : await this.inputs.parseDestination(input.destination);
     if (typeof input.url === 'string') await this.inputs.assertAcceptableUrl(input.url);
     const sealedSecret = typeof input.sharedSecret === 'string' ? this.inputs.seal(organizationId, input.sharedSecret) : input.sharedSecret;
     const auth = input.auth === undefined ? undefined : await this.inputs.parseAuth(organizationId, input.auth);
     const tls = input.tls === undefined ? undefined : this.inputs.parseTls(organizationId, input.tls);
 
-    return this.em.transactional(async (em) => {
+    const view = await this.em.transactional(async (em) => {
       const row = await em.getRepository(WebhookEndpoint).lockForChange(organizationId, endpointId);
       if (!row) throw endpointNotFound(endpointId);
       const before = endpointState(row);
@@ -189,8 +206,7 @@ export class WebhookEndpointsService {
       // A secret set by PATCH replaces the old one at once: any rotation's previous secret goes too.
       const slotsBefore = endpointSlots(row);
       const slotsAfter = sealedSecret !== undefined ? replaceSecretSlots(sealedSecret) : slotsBefore;
-      assertComplete(after, slotsAfter);
-      const transportBefore = endpointTransport(row);
+      const transportBefore = this.transportOf(row);
       let signingAfter =
         input.signing === undefined
           ? transportBefore.signing
@@ -204,7 +220,11 @@ export class WebhookEndpointsService {
         authClientSecret: auth === undefined ? transportBefore.authClientSecret : (auth?.clientSecretSealed ?? null),
         tls: tls === undefined ? transportBefore.tls : (tls?.settings ?? null),
         tlsClientKey: tls === undefined ? transportBefore.tlsClientKey : (tls?.clientKeySealed ?? null),
+        ...destinationTransportAfter(destination, transportBefore, (c) => this.inputs.sealCredentials(organizationId, c)),
       };
+      const hasDestination = transportAfter.destination !== null;
+      assertOneKind({ url: after.url, hasDestination, hasAuth: transportAfter.auth !== null, isDefault: row.isDefault });
+      assertComplete(after, slotsAfter, transportAfter.destination !== null);
       // A new secret always counts as a change (the sealed values differ), and is shown only as redacted.
       const changes = diffForAudit(
         auditedEndpoint(before, slotsBefore, transportBefore),
@@ -212,7 +232,7 @@ export class WebhookEndpointsService {
         AUDIT_SECRET_FIELDS,
       );
       const now = new Date();
-      if (Object.keys(changes).length === 0) return endpointView(row, now);
+      if (Object.keys(changes).length === 0) return this.view(row, now);
 
       Object.assign(row, after);
       assignSlots(row, slotsAfter);
@@ -223,8 +243,11 @@ export class WebhookEndpointsService {
       if (before.enabled !== after.enabled) {
         this.events.publish(em, organizationId, endpointOperational(endpointId, after.enabled ? 'enabled' : 'disabled'));
       }
-      return endpointView(row, now);
+      return this.view(row, now);
     });
+    // This process's connection to a changed broker closes now; other workers see the change in their next read.
+    if (destination !== undefined) this.targets.destinationChanged(endpointId);
+    return view;
   }
 
   /** Deletes an endpoint other than the default one (disable that one instead). */
@@ -238,14 +261,11 @@ export class WebhookEndpointsService {
     await this.em.transactional(async (em) => {
       const row = await em.getRepository(WebhookEndpoint).lockForChange(organizationId, endpointId);
       if (!row) throw endpointNotFound(endpointId);
-      const changes = diffForAudit(
-        auditedEndpoint(endpointState(row), endpointSlots(row), endpointTransport(row)),
-        {},
-        AUDIT_SECRET_FIELDS,
-      );
+      const changes = diffForAudit(auditedEndpoint(endpointState(row), endpointSlots(row), this.transportOf(row)), {}, AUDIT_SECRET_FIELDS);
       em.remove(row);
       this.audit.record(em, { organizationId, actor, meta, ...auditOf(row, 'delete', changes) });
     });
+    this.targets.destinationChanged(endpointId);
   }
 
   /**
@@ -282,7 +302,7 @@ export class WebhookEndpointsService {
       }
       const state = endpointState(row);
       // An endpoint that signs asymmetrically gets a new key pair too, the old one overlapping like the old secret.
-      const transportBefore = endpointTransport(row);
+      const transportBefore = this.transportOf(row);
       const signingBefore = transportBefore.signing;
       const transportAfter: TransportSlots = {
         ...transportBefore,

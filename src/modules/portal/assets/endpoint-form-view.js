@@ -9,7 +9,24 @@ const MARKUP = `
 <form id="create-form" class="filters">
   <div class="wide" data-field="url">
     <label for="create-url">URL</label>
-    <input id="create-url" name="url" type="url" required spellcheck="false" placeholder="https://example.com/webhooks" />
+    <input id="create-url" name="url" type="url" spellcheck="false" placeholder="https://example.com/webhooks" />
+  </div>
+  <div class="wide" data-field="destination" data-not-default>
+    <label for="create-destination">Or a message broker instead of a URL (optional, JSON)</label>
+    <textarea
+      id="create-destination"
+      name="destination"
+      rows="3"
+      spellcheck="false"
+      class="mono"
+      aria-describedby="create-destination-note"
+      placeholder='{"type": "nats", "url": "nats://user:password@nats.example.com:4222", "subject": "webhooks.{webhookType}", "stream": "WEBHOOKS"}'
+    ></textarea>
+    <span id="create-destination-note" class="note"
+      >RabbitMQ <code>{type: "rabbitmq", url: "amqp(s)://…", exchange, routingKey}</code>, NATS JetStream
+      <code>{type: "nats", url, subject, stream}</code> or MQTT 5 <code>{type: "mqtt", url: "mqtt(s)://…", topic, qos: 1}</code>;
+      leave the URL empty. The password shows as <code>***</code>, which keeps the stored one when saved.</span
+    >
   </div>
   <div class="wide" data-field="description" data-not-default>
     <label for="create-description">Description (optional)</label>

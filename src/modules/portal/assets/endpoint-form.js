@@ -16,7 +16,7 @@ import { endpointById, endpointName, loadEndpoints, showSecret } from './endpoin
  * must judge (a rate or a delay that is no whole number) is kept as typed: its answer names it.
  * @typedef {{url: string, description: string|null, webhookTypes: string[], contractAddresses: string[]|null,
  *   rateLimitPerSecond: number|string|null, headers: Record<string, string>, ordering: string, payload: string,
- *   filter: unknown, retrySchedule: (number|string)[]|null}} EndpointValues
+ *   filter: unknown, retrySchedule: (number|string)[]|null, destination: unknown}} EndpointValues
  */
 
 /** What a new endpoint gets for every field the form leaves empty. */
@@ -29,10 +29,11 @@ const DEFAULTS = {
   payload: 'thin',
   filter: null,
   retrySchedule: null,
+  destination: null,
 };
 
 /** The default endpoint is the webhook configuration: it has none of these (the API refuses them there). */
-const NOT_ON_DEFAULT = ['description', 'contractAddresses', 'filter'];
+const NOT_ON_DEFAULT = ['description', 'contractAddresses', 'filter', 'destination'];
 
 /** How many of the organization's latest webhooks the filter test offers as events. */
 const RECENT_EVENTS = 20;
@@ -98,6 +99,7 @@ function readForm(problems) {
     payload: text('payload') || 'thin',
     filter: parseJson(formText(data, 'filter'), 'filter', problems),
     retrySchedule: delays.length ? delays.map(wholeOrTyped) : null,
+    destination: parseJson(formText(data, 'destination'), 'destination', problems),
   };
 }
 
@@ -114,6 +116,7 @@ function valuesOf(endpoint) {
     payload: endpoint.payload,
     filter: endpoint.filter,
     retrySchedule: endpoint.retrySchedule,
+    destination: endpoint.destination ?? null,
   };
 }
 
@@ -132,6 +135,7 @@ function fillForm(values) {
     payload: values.payload,
     filter: values.filter === null ? '' : JSON.stringify(values.filter, null, 2),
     retrySchedule: (values.retrySchedule ?? []).join(', '),
+    destination: values.destination === null ? '' : JSON.stringify(values.destination, null, 2),
   };
   for (const [name, value] of Object.entries(fields)) {
     const control = /** @type {HTMLInputElement|null} */ (form().elements.namedItem(name));
@@ -225,8 +229,6 @@ function setMode(endpoint) {
   for (const block of /** @type {NodeListOf<HTMLElement>} */ (f.querySelectorAll('[data-not-default]'))) {
     block.hidden = Boolean(endpoint?.isDefault);
   }
-  // The default endpoint may stay without a url until it is configured.
-  /** @type {HTMLInputElement} */ ($('create-url')).required = !endpoint;
   $('create-title').textContent = endpoint ? `Change endpoint ${endpointName(endpoint)}` : 'Add an endpoint';
   $('create-submit').textContent = endpoint ? 'Save changes' : 'Add endpoint';
   $('create-cancel').hidden = !endpoint;
@@ -274,7 +276,8 @@ export async function saveEndpoint(event) {
 
 /** @param {EndpointValues} values */
 async function create(values) {
-  const body = { url: values.url, webhookTypes: values.webhookTypes, ...changedFields(values, DEFAULTS, ['url', 'webhookTypes']) };
+  // An empty url is none: the endpoint publishes to its destination (the service names what is missing).
+  const body = { url: values.url || null, webhookTypes: values.webhookTypes, ...changedFields(values, DEFAULTS, ['url', 'webhookTypes']) };
   const created = /** @type {WebhookEndpoint & {sharedSecret?: string}} */ (await api('POST', ENDPOINTS, { body }));
   stopEditing();
   say(`Endpoint ${endpointName(created)} added.`);
@@ -286,6 +289,7 @@ async function create(values) {
 /** Sends only what changed: a field left out keeps its value. @param {WebhookEndpoint} endpoint @param {EndpointValues} values */
 async function update(endpoint, values) {
   const body = changedFields(values, valuesOf(endpoint), endpoint.isDefault ? NOT_ON_DEFAULT : []);
+  if (body.url === '') body.url = null; // emptied to publish to a broker instead
   if (Object.keys(body).length === 0) {
     stopEditing();
     say(`Nothing to change on ${endpointName(endpoint)}.`);

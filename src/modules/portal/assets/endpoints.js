@@ -46,7 +46,7 @@ export function endpointById(id) {
 
 /** How an endpoint is named in lists and selects: its description, else its url. @param {WebhookEndpoint} endpoint */
 export function endpointName(endpoint) {
-  const name = endpoint.description || endpoint.url || 'no url yet';
+  const name = endpoint.description || endpoint.url || endpoint.destination?.url || 'no url yet';
   return endpoint.isDefault ? `${name} (default)` : name;
 }
 
@@ -111,6 +111,17 @@ function authText(endpoint) {
   return `OAuth2 client credentials: client ${endpoint.auth.clientId} at ${endpoint.auth.tokenUrl}${scope}`;
 }
 
+/**
+ * The message broker the endpoint publishes to, its fields as the service shows them (the url's
+ * password as ***). @param {WebhookEndpoint} endpoint
+ */
+function destinationText(endpoint) {
+  const destination = endpoint.destination;
+  if (!destination) return 'none: HTTP';
+  const fields = Object.entries(destination).filter(([name]) => name !== 'type' && name !== 'url');
+  return `${destination.type} at ${destination.url}; ${fields.map(([name, value]) => `${name} ${JSON.stringify(value)}`).join(', ')}`;
+}
+
 /** The client certificate of mutual TLS, with when it must be renewed. @param {WebhookEndpoint} endpoint */
 function tlsText(endpoint) {
   if (!endpoint.tls) return 'none';
@@ -128,7 +139,8 @@ export function renderEndpoints() {
           attrs: { type: 'button', 'data-endpoint': endpoint.id, 'aria-label': `Details of endpoint ${endpointName(endpoint)}` },
         });
         open.addEventListener('click', () => openEndpoint(endpoint.id));
-        const name = [el('span', { text: endpoint.url || 'no url yet', className: 'mono' })];
+        const where = endpoint.url || (endpoint.destination ? `${endpoint.destination.type}: ${endpoint.destination.url}` : 'no url yet');
+        const name = [el('span', { text: where, className: 'mono' })];
         if (endpoint.isDefault) name.push(el('span', { text: 'default', className: 'badge marker', attrs: { 'data-default': 'true' } }));
         if (endpoint.description) name.push(el('span', { text: endpoint.description, className: 'note block' }));
         const row = el('tr', { attrs: { 'data-id': endpoint.id } }, [
@@ -175,7 +187,8 @@ function renderEndpointDetail() {
   $('endpoint-title').textContent = `Endpoint ${endpointName(endpoint)}`;
   const status = endpointStatus(endpoint);
   renderFacts($('endpoint-facts'), [
-    ['URL', endpoint.url || 'not set'],
+    ['URL', endpoint.url || (endpoint.destination ? 'none: publishes to a broker' : 'not set')],
+    ['Destination', destinationText(endpoint)],
     ['Default', endpoint.isDefault ? 'yes: the webhook configuration' : 'no'],
     ['Description', endpoint.description || '—'],
     ['Status', el('span', { text: status.text, className: status.className })],

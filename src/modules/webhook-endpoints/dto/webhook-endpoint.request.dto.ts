@@ -22,6 +22,7 @@ import type { WebhookType } from '../../domain-events/domain-event.catalogue';
 import { AUTH_TYPES } from '../endpoint-auth.rules';
 import { MAX_PEM_LENGTH } from '../endpoint-tls.rules';
 import type { EndpointOrdering } from '../webhook-endpoint.rules';
+import { destinationProperty } from './destination.dto';
 import { EnabledField, OrderingField, SharedSecretField, UrlField, WebhookTypesField } from './endpoint-fields';
 import { MAX_FILTER_CONTRACT_ADDRESSES, PAYLOAD_KINDS, PayloadKind, RETRY_SCHEDULE_LIMITS } from '../receiver-choices.rules';
 import { MAX_ENDPOINT_DESCRIPTION_LENGTH } from '../webhook-endpoint.rules';
@@ -296,15 +297,35 @@ class WebhookEndpointFields {
   @Min(RETRY_SCHEDULE_LIMITS.minSeconds, { each: true })
   @Max(RETRY_SCHEDULE_LIMITS.maxSeconds, { each: true })
   retrySchedule?: number[] | null;
+
+  /**
+   * A message broker to publish to instead of an HTTP url (RabbitMQ, NATS JetStream or MQTT 5):
+   * give either `url` or `destination`. PATCH replaces it whole; `{url, destination: null}` switches
+   * back to HTTP, `{url: null, destination}` to a broker. Not on the default endpoint (422
+   * `DEFAULT_ENDPOINT`); `auth` is HTTP's only (400 naming `auth`); `tls` applies to amqps, mqtts
+   * and NATS TLS. Each field is checked (400 naming `destination.<field>`); the broker is not
+   * contacted until the first attempt.
+   */
+  @ApiPropertyOptional(
+    destinationProperty(
+      'A message broker instead of an HTTP url; give either `url` or `destination`. PATCH replaces it whole, except that a url ' +
+        'whose password is `***` keeps the stored password; null switches back to HTTP (with a `url`).',
+    ),
+  )
+  // Checked field by field by parseDestinationInput, which names the field in its 400.
+  @ValidateIf(presentAndNotNull('destination'))
+  @IsObject()
+  destination?: Record<string, unknown> | null;
 }
 
 export class CreateWebhookEndpointDto extends WebhookEndpointFields {
   /**
    * Where webhooks are sent: an absolute http(s) URL of at most 2,048 characters without
-   * credentials, under the same policy as the webhook configuration's url.
+   * credentials, under the same policy as the webhook configuration's url. Left out or null for a
+   * broker endpoint (`destination`).
    */
-  @UrlField({ required: true })
-  url: string;
+  @UrlField({ nullable: true })
+  url?: string | null;
 
   /** The webhook types to receive, each at most once; `[]` receives none. */
   @WebhookTypesField({ required: true })
@@ -317,9 +338,9 @@ export class CreateWebhookEndpointDto extends WebhookEndpointFields {
  * webhook configuration, which has no description nor filters).
  */
 export class UpdateWebhookEndpointDto extends WebhookEndpointFields {
-  /** Where webhooks are sent (same policy as on POST). */
-  @UrlField()
-  url?: string;
+  /** Where webhooks are sent (same policy as on POST); null with a `destination` switches to a broker. */
+  @UrlField({ nullable: true })
+  url?: string | null;
 
   /** The webhook types to receive, each at most once; `[]` receives none. */
   @WebhookTypesField()

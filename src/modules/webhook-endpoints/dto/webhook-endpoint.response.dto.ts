@@ -6,6 +6,7 @@ import { AUTH_TYPES } from '../endpoint-auth.rules';
 import { PAYLOAD_KINDS, type PayloadKind } from '../receiver-choices.rules';
 import { ENDPOINT_ORDERINGS, type EndpointOrdering, type WebhookEndpointView } from '../webhook-endpoint.rules';
 import { pick } from '../../../common/pick';
+import { destinationProperty, type DestinationDto } from './destination.dto';
 
 export class WebhookEndpointFiltersDto {
   /** Contracts (EIP-55) whose `nft` and `transaction` webhooks this endpoint receives; null: every contract. */
@@ -56,7 +57,7 @@ export class WebhookEndpointDto {
   @ApiProperty({ type: Boolean })
   isDefault: boolean;
 
-  /** Where webhooks are sent; null only for a default endpoint not configured yet. */
+  /** Where webhooks are sent; null for a broker endpoint (`destination`) and a default endpoint not configured yet. */
   @ApiProperty({ type: String, nullable: true, example: 'https://example.com/webhooks' })
   url: string | null;
 
@@ -143,6 +144,16 @@ export class WebhookEndpointDto {
   @ApiProperty({ type: WebhookEndpointTlsDto, nullable: true })
   tls: WebhookEndpointTlsDto | null;
 
+  /** The message broker this endpoint publishes to (the url's password shown as `***`); null for an HTTP endpoint. */
+  @ApiProperty({
+    ...destinationProperty(
+      'The message broker this endpoint publishes to, exactly the fields it was given with the url’s password as `***` ' +
+        '(so it can be sent back); null for an HTTP endpoint.',
+    ),
+    required: true,
+  })
+  destination: DestinationDto | null;
+
   /**
    * Why the service switched the endpoint off; null otherwise. `failing`: every attempt failed for
    * WEBHOOK_AUTO_DISABLE_AFTER (default 5 days) with at least 10 failed webhooks (auto-disable,
@@ -182,6 +193,7 @@ export class WebhookEndpointDto {
         view.tls === null
           ? null
           : { hasClientKey: view.tls.hasClientKey, subject: view.tls.subject, notAfterUtc: formatUtc(view.tls.notAfter) },
+      destination: view.destination === null ? null : { ...view.destination },
       disabledReason: view.disabledReason,
       createdAtUtc: formatUtc(view.createdAt),
       updatedAtUtc: formatUtc(view.updatedAt),

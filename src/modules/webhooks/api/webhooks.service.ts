@@ -18,7 +18,7 @@ import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
 import type { ReplayStatus } from './webhook.dto';
 import { OutboxEvents } from '../engine/outbox/outbox-events';
 import { WebhookJobs } from '../engine/webhook-jobs';
-import { buildWebhookBody } from '../engine/webhook.rules';
+import { buildWebhookBody, hasReceiver } from '../engine/webhook.rules';
 import { OrganizationReplayBudget } from '../../../common/rate-limit/organization-send-limit';
 
 /** Webhooks one replay may send again (docs/WEBHOOKS.md "Several endpoints: fan-out, filters, replay, auto-disable"). */
@@ -218,7 +218,7 @@ export class WebhooksService {
 
 /** An endpoint a webhook can be sent to by hand: it needs a url and a secret. */
 function requireDeliverable(target: DeliveryTarget): DeliveryTarget {
-  if (!target.url || (target.secret === null && target.secretError === null)) {
+  if (!hasReceiver(target) || (target.secret === null && target.secretError === null)) {
     throw unprocessable('WEBHOOK_CONFIG_INCOMPLETE', 'Set the webhook url and sharedSecret first.');
   }
   return target;

@@ -1,152 +1,78 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { SpanHandle } from '../../../common/tracing/tracing';
-import { urlPolicyOf } from '../../../common/net/url-policy';
+import { destinationPolicyOf } from '../../../common/net/destination-policy';
 import { AppConfig } from '../../../config/app-config';
-import type { DeliveryTarget } from '../../webhook-endpoints/delivery-target.reader';
+import { DeliveryTarget, DeliveryTargetReader } from '../../webhook-endpoints/delivery-target.reader';
+import type { TemplateFields } from '../../webhook-endpoints/destination.rules';
 import { AttemptSlots } from './attempt-slots';
 import type { PlannedAttempt } from './delivery-plan';
-import { OAuth2Client, OAuth2TokenCache, TokenRequestError } from './oauth2-tokens';
-import { ClientTls, SendResult, WebhookSender } from './webhook-sender';
+import type { Destination, OutboundMessage } from './destinations/destination';
+import { DestinationPool } from './destinations/destination-pool';
+import { HttpDestination } from './destinations/http.destination';
+import type { SendResult } from './webhook-sender';
 import { webhookSignatureHeaders } from './webhook-signature';
-import { attemptMayStart, temporaryBlock } from './webhook.rules';
-
-const USER_AGENT = 'nft-wallet-webhooks/1.0';
+import { temporaryBlock } from './webhook.rules';
 
 /**
- * The request of one claimed attempt: its headers (the endpoint's own, then the service's, signed
- * at send time), the endpoint's OAuth2 token when it wants one, and the one resend a 401 earns.
+ * The request of one claimed attempt: its message (the stored body, the headers signed at send
+ * time) handed to its endpoint's destination, HTTP or a broker (destinations/destination.ts).
  * Slots and the first place under the rate limit are the attempt runner's; this only sends.
  */
 @Injectable()
 export class AttemptRequests implements OnModuleDestroy {
-  private readonly sender: WebhookSender;
-  /** OAuth2 tokens of the endpoints that want one, in memory only. */
-  private readonly tokens: OAuth2TokenCache;
+  private readonly http: HttpDestination;
+  /** Broker connections, at most one per endpoint in this process. */
+  private readonly brokers: DestinationPool;
+  private readonly stopListening: () => void;
 
   constructor(
     private readonly config: AppConfig,
-    private readonly slots: AttemptSlots,
+    slots: AttemptSlots,
+    targets: DeliveryTargetReader,
   ) {
-    this.sender = new WebhookSender({ timeoutMs: config.webhook.timeoutMs, ...urlPolicyOf(config) });
-    this.tokens = new OAuth2TokenCache((client) => this.sender.requestToken(client));
+    this.http = new HttpDestination(config, slots);
+    this.brokers = new DestinationPool({ policy: destinationPolicyOf(config), timeoutMs: config.webhook.timeoutMs });
+    this.stopListening = targets.onDestinationChanged((endpointId) => this.brokers.drop(endpointId));
   }
 
   /**
-   * Sends the attempt once (twice after a 401 with a token). `signedAt`: the attempt's time when
-   * its endpoint's rate limit gave it its place (Redis's clock, the window's), so its
-   * webhook-timestamp names the second it was counted in.
+   * Sends the attempt. `signedAt`: the attempt's time when its endpoint's rate limit gave it its
+   * place (Redis's clock, the window's), so its webhook-timestamp names the second it was counted in.
    */
   async send(claim: PlannedAttempt, span: SpanHandle | null, leaseUntil: Date, signedAt = new Date()): Promise<SendResult> {
     const target = claim.target as DeliveryTarget;
     const blocked = temporaryBlock(target, claim.resourceType);
     if (blocked) return { outcome: 'blocked', status: null, error: blocked, durationMs: 0, responseBody: null };
-    const headersAt = (at: Date) => headersOf(claim, target, span, at);
-    if (target.auth === null) {
-      return this.sender.send(target.url as string, claim.payload, headersAt(signedAt), clientTlsOf(target), Object.values(target.headers));
-    }
-    return this.sendWithToken(target, claim.payload, headersAt, signedAt, leaseUntil);
+    const message: OutboundMessage = {
+      target,
+      webhookId: claim.id,
+      body: claim.payload,
+      headersAt: (at) => headersOf(claim, target, span, at),
+      signedAt,
+      fields: templateFields(claim),
+    };
+    return this.destinationOf(target).send(message, { timeoutMs: this.config.webhook.timeoutMs, leaseUntil });
   }
 
-  /**
-   * Sends with `Authorization: Bearer <token>`. A 401 means the receiver no longer takes the
-   * cached token (revoked, rotated, expired early): one new token and one more try, inside this
-   * same attempt. That resend is a request to the endpoint like any other: it takes a place of its
-   * own under the endpoint's rate limit (and is signed at it), and goes only while the claim's
-   * lease still covers it; otherwise the attempt ends with the 401. A token that cannot be
-   * obtained fails the attempt with the reason.
-   */
-  private async sendWithToken(
-    target: DeliveryTarget,
-    payload: string,
-    headersAt: (signedAt: Date) => Record<string, string>,
-    signedAt: Date,
-    leaseUntil: Date,
-  ): Promise<SendResult> {
-    const client: OAuth2Client = { endpointId: target.endpointId, ...(target.auth as NonNullable<DeliveryTarget['auth']>) };
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    const failed = (error: unknown): SendResult => ({
-      outcome: error instanceof TokenRequestError && error.blocked ? 'blocked' : 'network_error',
-      status: null,
-      error: `no OAuth2 token: ${error instanceof TokenRequestError ? error.message : 'the token request failed'}`,
-      durationMs: elapsed(),
-      responseBody: null,
-    });
-    let token: string;
-    try {
-      token = await this.tokens.token(client);
-    } catch (error) {
-      return failed(error);
-    }
-    const tls = clientTlsOf(target);
-    // The tokens and custom header values never reach the delivery log, even echoed by the receiver.
-    const secrets = [...Object.values(target.headers), token];
-    const first = await this.sender.send(
-      target.url as string,
-      payload,
-      { ...headersAt(signedAt), authorization: `Bearer ${token}` },
-      tls,
-      secrets,
-    );
-    if (first.status !== 401) return first;
-    this.tokens.invalidate(client, token);
-    try {
-      token = await this.tokens.token(client);
-    } catch (error) {
-      return failed(error);
-    }
-    secrets.push(token);
-    const resendAt = await this.resendPlace(target, leaseUntil);
-    if (resendAt === null) {
-      return {
-        ...first,
-        error: `${first.error ?? 'receiver answered 401'}; not sent again with a new token: no place under the endpoint's rateLimitPerSecond in time`,
-        durationMs: elapsed(),
-      };
-    }
-    const second = await this.sender.send(
-      target.url as string,
-      payload,
-      { ...headersAt(resendAt), authorization: `Bearer ${token}` },
-      tls,
-      secrets,
-    );
-    return { ...second, durationMs: elapsed() };
-  }
-
-  /**
-   * When the resend after a 401 goes: now, or at the place the endpoint's rate limit gives it
-   * (Redis's clock, as for any attempt), waiting for the next window while the limit is used up.
-   * Null when no place comes while the claim's lease still covers a request (see attemptMayStart).
-   */
-  private async resendPlace(target: DeliveryTarget, leaseUntil: Date): Promise<Date | null> {
-    const mayStartAt = (atMs: number) => attemptMayStart(leaseUntil.getTime(), atMs, this.config.webhook.timeoutMs);
-    if (!mayStartAt(Date.now())) return null;
-    const limit = target.rateLimitPerSecond;
-    if (limit === null) return new Date();
-    for (;;) {
-      const place = await this.slots.ratePlace(target.endpointId, limit);
-      if (place.given) return mayStartAt(Date.now()) ? new Date(place.atMs) : null;
-      if (!mayStartAt(Date.now() + place.waitMs)) return null;
-      // Back at the very start of the next window, ahead of the waiting attempts (they spread over its first moments).
-      await sleep(place.waitMs);
-    }
+  private destinationOf(target: DeliveryTarget): Destination {
+    const destination = target.destination;
+    return destination === null ? this.http : this.brokers.destinationFor({ ...target, destination });
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.sender.close();
+    this.stopListening();
+    await Promise.all([this.http.close(), this.brokers.close()]);
   }
 }
 
-/** Every header of one request of an attempt signed at `signedAt`. */
+/**
+ * Every header of one attempt signed at `signedAt`, whatever carries it: the endpoint's own
+ * first (none can name one of the service's: parseCustomHeaders refuses them, and the service's
+ * below would win over any that did), then the signatures, ids, attempt, sequence and traceparent.
+ */
 function headersOf(claim: PlannedAttempt, target: DeliveryTarget, span: SpanHandle | null, signedAt: Date): Record<string, string> {
   return {
-    // The endpoint's own headers first: none can name one of the service's (parseCustomHeaders
-    // refuses them), and the service's below would win over any that did.
-    ...customHeaders(target),
-    'content-type': 'application/json; charset=utf-8',
-    'user-agent': USER_AGENT,
+    ...target.headers,
     // Signed at send time: every attempt carries its own timestamp and the secrets of this moment.
     ...webhookSignatureHeaders(
       claim.id,
@@ -165,21 +91,24 @@ function headersOf(claim: PlannedAttempt, target: DeliveryTarget, span: SpanHand
 }
 
 /**
- * The endpoint's custom headers as sent. Authorization and Proxy-Authorization are refused as
- * custom headers (authentication goes through `auth`), but an endpoint saved before that may
- * still hold one: an Authorization beside `auth` would go out as a second one, and a
- * Proxy-Authorization would speak to the deployment's proxy, so those are left out.
+ * What a routing key, subject or topic template may name. The body holds the webhook's envelope
+ * (read only for broker endpoints, whose templates need it).
  */
-function customHeaders(target: DeliveryTarget): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(target.headers).filter(([name]) => {
-      const lower = name.toLowerCase();
-      return lower !== 'proxy-authorization' && !(lower === 'authorization' && target.auth !== null);
-    }),
-  );
-}
-
-/** The client certificate an endpoint presents, if any. */
-function clientTlsOf(target: DeliveryTarget): ClientTls | null {
-  return target.tls === null ? null : { endpointId: target.endpointId, ...target.tls };
+function templateFields(claim: PlannedAttempt): TemplateFields {
+  if (claim.target?.destination == null)
+    return {
+      webhookType: claim.webhookType,
+      action: '',
+      resourceType: claim.resourceType,
+      resourceId: '',
+      organizationId: claim.organizationId,
+    };
+  const body = JSON.parse(claim.payload) as { action?: string; resourceId?: string };
+  return {
+    webhookType: claim.webhookType,
+    action: body.action ?? '',
+    resourceType: claim.resourceType,
+    resourceId: body.resourceId ?? '',
+    organizationId: claim.organizationId,
+  };
 }

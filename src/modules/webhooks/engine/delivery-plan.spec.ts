@@ -30,6 +30,7 @@ function target(overrides: Partial<DeliveryTarget> = {}): DeliveryTarget {
     payload: 'thin',
     filter: null,
     retryScheduleMs: null,
+    destination: null,
     ...overrides,
   };
 }

@@ -17,7 +17,7 @@ import {
 } from './oauth2-tokens';
 import { isSuccessStatus } from './webhook.rules';
 
-export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'blocked';
+export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'blocked' | 'broker_error';
 
 export interface SendResult {
   outcome: AttemptOutcome;

@@ -134,6 +134,8 @@ export function isSuccessStatus(status: number | null): boolean {
 /** What the worker knows of an endpoint when it judges or attempts a webhook. */
 export interface TargetFacts {
   url: string | null;
+  /** A message broker the endpoint publishes to instead of a url; absent or null for HTTP. */
+  destination?: object | null;
   enabled: boolean;
   webhookTypes: readonly string[];
   /** Lowercase contracts an `nft` or `transaction` webhook must be about; null for no filter. */
@@ -195,7 +197,7 @@ export function decideEvent(
   event: { webhookType: string; resourceType: string; contractAddress?: string | null },
   target: TargetFacts,
 ): EventDecision {
-  if (target.url === null) return { kind: 'skip' };
+  if (!hasReceiver(target)) return { kind: 'skip' };
   if (event.resourceType === 'WebhookTest') return { kind: 'deliver' };
   if (!target.enabled || !target.webhookTypes.includes(event.webhookType)) return { kind: 'skip' };
   const contracts = target.contractAddresses ?? null;
@@ -246,9 +248,14 @@ export function decideAttempt(
 export function permanentFailure(target: TargetFacts | null): string | null {
   if (target === null) return 'the webhook endpoint was deleted';
   if (target.secretError !== null) return target.secretError;
-  if (target.url === null) return 'the webhook configuration has no url';
+  if (!hasReceiver(target)) return 'the webhook configuration has no url';
   if (target.secret === null) return 'the webhook configuration has no shared secret';
   return null;
+}
+
+/** Whether an endpoint has somewhere to send to: a url, or a broker destination. */
+export function hasReceiver(target: Pick<TargetFacts, 'url' | 'destination'>): boolean {
+  return target.url !== null || (target.destination ?? null) !== null;
 }
 
 /** A reason to skip this attempt for now (it counts as failed and is retried on the schedule). */

@@ -1,0 +1,94 @@
+import { Logger } from '@nestjs/common';
+import type { DestinationType } from '../../../webhook-endpoints/destination.rules';
+import type { DeliveryTarget } from '../../../webhook-endpoints/delivery-target.reader';
+import type { BrokerOptions, Destination, OpenBrokerDestination } from './destination';
+import { MqttDestination } from './mqtt.destination';
+import { NatsDestination } from './nats.destination';
+import { RabbitMqDestination } from './rabbitmq.destination';
+
+/**
+ * Every broker type and how its destinations are opened: a new type (Kafka, SQS, Pub/Sub) is one
+ * file implementing Destination (usually a BrokerDestination) and one line here, beside its
+ * fields in destination.rules.ts.
+ */
+export const BROKER_DESTINATIONS: Record<DestinationType, OpenBrokerDestination> = {
+  rabbitmq: (endpoint, options) => new RabbitMqDestination(endpoint, options),
+  nats: (endpoint, options) => new NatsDestination(endpoint, options),
+  mqtt: (endpoint, options) => new MqttDestination(endpoint, options),
+};
+
+/** A broker connection unused this long is closed (a deleted endpoint's too, in a process that did not delete it). */
+const IDLE_CLOSE_MS = 5 * 60_000;
+const SWEEP_EVERY_MS = 60_000;
+
+interface Pooled {
+  fingerprint: string;
+  destination: Destination;
+  lastUsedMs: number;
+}
+
+/**
+ * The broker destinations of this process: at most one per endpoint, keyed by the endpoint's id
+ * and a fingerprint of its destination (url, credentials, names, TLS), so a changed destination
+ * gets a new connection and the stale one is closed. A deleted or changed endpoint's destination
+ * is closed when this process is told (DeliveryTargetReader.destinationChanged), otherwise once
+ * idle.
+ */
+export class DestinationPool {
+  private readonly logger = new Logger('WebhookDelivery');
+  private readonly pooled = new Map<string, Pooled>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly options: BrokerOptions,
+    private readonly types: Record<DestinationType, OpenBrokerDestination> = BROKER_DESTINATIONS,
+  ) {
+    this.sweeper = setInterval(() => this.closeIdle(Date.now()), SWEEP_EVERY_MS);
+    this.sweeper.unref();
+  }
+
+  /** The endpoint's broker destination, opened on first use (its connection opens on its first send). */
+  destinationFor(target: DeliveryTarget & { destination: NonNullable<DeliveryTarget['destination']> }): Destination {
+    const now = Date.now();
+    const current = this.pooled.get(target.endpointId);
+    if (current?.fingerprint === target.destination.fingerprint) {
+      current.lastUsedMs = now;
+      return current.destination;
+    }
+    if (current) this.closeOne(target.endpointId, current);
+    const open = this.types[target.destination.settings.type];
+    const destination = open({ endpointId: target.endpointId, destination: target.destination, tls: target.tls }, this.options);
+    this.pooled.set(target.endpointId, { fingerprint: target.destination.fingerprint, destination, lastUsedMs: now });
+    return destination;
+  }
+
+  /** Closes the endpoint's destination, if this process has one (it changed, or the endpoint is gone). */
+  drop(endpointId: string): void {
+    const current = this.pooled.get(endpointId);
+    if (current) this.closeOne(endpointId, current);
+  }
+
+  /** How many endpoints have a destination open in this process. */
+  get size(): number {
+    return this.pooled.size;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const all = [...this.pooled.values()];
+    this.pooled.clear();
+    await Promise.all(all.map((entry) => entry.destination.close().catch(() => undefined)));
+  }
+
+  private closeIdle(nowMs: number): void {
+    for (const [endpointId, entry] of this.pooled) if (nowMs - entry.lastUsedMs > IDLE_CLOSE_MS) this.closeOne(endpointId, entry);
+  }
+
+  private closeOne(endpointId: string, entry: Pooled): void {
+    if (this.pooled.get(endpointId) === entry) this.pooled.delete(endpointId);
+    // In-flight attempts on it finish with a failure and are retried on the new one.
+    entry.destination
+      .close()
+      .catch((error: unknown) => this.logger.warn({ endpointId, err: String(error) }, 'could not close a broker connection'));
+  }
+}
