@@ -32,6 +32,8 @@ export interface WebhookEndpointState {
   headers: Record<string, string>;
   /** Attempts per one-second window at most; null: unlimited. */
   rateLimitPerSecond: number | null;
+  /** The ceiling of the adaptive in-flight limit; null: the service's default. */
+  maxInFlight: number | null;
   ordering: EndpointOrdering;
   /** What the receiver chose to get (receiver-choices.rules.ts). */
   payload: PayloadKind;
@@ -57,6 +59,7 @@ export interface WebhookEndpointView {
   contractAddresses: string[] | null;
   headers: Record<string, string>;
   rateLimitPerSecond: number | null;
+  maxInFlight: number | null;
   ordering: EndpointOrdering;
   payload: PayloadKind;
   filter: ContentFilter | null;
@@ -101,6 +104,7 @@ export function newEndpointState(input: {
   contractAddresses: string[] | null;
   headers?: Record<string, string>;
   rateLimitPerSecond?: number | null;
+  maxInFlight?: number | null;
   ordering?: EndpointOrdering;
   payload?: PayloadKind;
   filter?: ContentFilter | null;
@@ -114,6 +118,7 @@ export function newEndpointState(input: {
     contractAddresses: input.contractAddresses === null ? null : [...input.contractAddresses],
     headers: { ...input.headers },
     rateLimitPerSecond: input.rateLimitPerSecond ?? null,
+    maxInFlight: input.maxInFlight ?? null,
     ordering: input.ordering ?? 'none',
     payload: input.payload ?? DEFAULT_CHOICES.payload,
     filter: input.filter ?? null,
@@ -133,6 +138,7 @@ export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEn
     // Replaced as a whole, like the filter: the request lists every header the endpoint is to have.
     headers: { ...(patch.headers ?? state.headers) },
     rateLimitPerSecond: patch.rateLimitPerSecond !== undefined ? patch.rateLimitPerSecond : state.rateLimitPerSecond,
+    maxInFlight: patch.maxInFlight !== undefined ? patch.maxInFlight : state.maxInFlight,
     ordering: patch.ordering ?? state.ordering,
     payload: patch.payload ?? state.payload,
     filter: patch.filter !== undefined ? patch.filter : state.filter,
@@ -172,6 +178,7 @@ export interface StoredEndpoint {
   contractAddresses: string[] | null;
   headers: Record<string, string>;
   rateLimitPerSecond: number | null;
+  maxInFlight: number | null;
   ordering: EndpointOrdering;
   payload: string;
   filter: ContentFilter | null;
@@ -201,6 +208,7 @@ export function endpointState(row: StoredEndpoint): WebhookEndpointState {
     contractAddresses: copy(row.contractAddresses),
     headers: { ...row.headers },
     rateLimitPerSecond: row.rateLimitPerSecond,
+    maxInFlight: row.maxInFlight,
     ordering: row.ordering,
     ...storedChoices(row),
     disabledReason: row.disabledReason,
@@ -236,6 +244,7 @@ export function endpointView(row: StoredEndpoint, now: Date): WebhookEndpointVie
     contractAddresses: copy(row.contractAddresses),
     headers: { ...row.headers },
     rateLimitPerSecond: row.rateLimitPerSecond,
+    maxInFlight: row.maxInFlight,
     ordering: row.ordering,
     ...storedChoices(row),
     hasSharedSecret: row.sharedSecretSealed !== null,
@@ -266,6 +275,7 @@ export function unconfiguredDefault(organizationId: string, organizationCreatedA
     contractAddresses: null,
     headers: {},
     rateLimitPerSecond: null,
+    maxInFlight: null,
     ordering: 'none',
     ...DEFAULT_CHOICES,
     sharedSecretSealed: null,
@@ -345,6 +355,7 @@ export function auditedEndpoint(
         ? null
         : Object.fromEntries(Object.entries(state.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     rateLimitPerSecond: state.rateLimitPerSecond,
+    maxInFlight: state.maxInFlight,
     ordering: state.ordering,
     payload: state.payload,
     filter: state.filter,
