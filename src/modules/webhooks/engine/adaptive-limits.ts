@@ -3,9 +3,8 @@ import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { createRedisConnection, RedisConnection } from '../../../common/redis/redis-connection';
 import type { AppConfig } from '../../../config/app-config';
-import { LimitAtStart, limitChange, LimitChange, loadSignal, nextBaseline, startLimit } from './adaptive-limit.rules';
+import { afterAnswer, AnswersSeen, JudgedAnswer, LimitAtStart, LimitChange, NOTHING_SEEN, startLimit } from './adaptive-limit.rules';
 import { endpointInFlightLimit } from './webhook-metrics';
-import type { AttemptOutcome } from './webhook-sender';
 
 /**
  * Takes a lease on one of the endpoint's in-flight places. KEYS: the endpoint's leases (a sorted
@@ -67,10 +66,10 @@ const ENDPOINTS_REMEMBERED = 10_000;
 const COMMAND_TIMEOUT_MS = 1000;
 const WARN_EVERY_MS = 10_000;
 
-/** A place among an endpoint's attempts in flight; `id` null when Redis could not be asked (counted on this worker only). */
+/** A place among an endpoint's attempts in flight, across workers. */
 export interface InFlightLease {
   endpointId: string;
-  id: string | null;
+  id: string;
   maxInFlight: number;
   atStart: LimitAtStart;
   /** When the place was given, on Redis's clock. */
@@ -78,17 +77,12 @@ export interface InFlightLease {
 }
 
 /** What came back from the receiver, as the limit judges it. */
-export interface LimitAnswer {
-  outcome: AttemptOutcome;
-  status: number | null;
-  latencyMs: number;
-}
+export type LimitAnswer = JudgedAnswer;
 
 interface Known {
   limit: number;
-  /** Smoothed minimum latency of the endpoint's answers, as this worker saw them; null before the first. */
-  baselineMs: number | null;
-  credit: number;
+  /** The endpoint's answers as this worker saw them (the latency baseline and the open window). */
+  seen: AnswersSeen;
 }
 
 /**
@@ -96,8 +90,9 @@ interface Known {
  * per attempt in flight (one round trip to take it; giving it back, with what the answer says of
  * the receiver's load, is not waited for and goes out pipelined with the other commands of the
  * moment). Each endpoint's two keys carry its id as their one hash tag, so a Redis Cluster keeps
- * them on one node. Fails open to this worker's own count when Redis cannot be asked: the queues
- * live in the same Redis, so that lasts only as long as attempts already under way.
+ * them on one node. Fails closed, as the rate limit does: while Redis cannot be asked, no attempt
+ * gets a place (its webhook is looked at again shortly), since maxInFlight is a promise to the
+ * receiver; the queues live in the same Redis anyway.
  */
 export class AdaptiveLimits {
   private readonly logger = new Logger('EndpointInFlightLimit');
@@ -113,7 +108,14 @@ export class AdaptiveLimits {
     private readonly serviceDefault: number,
     private readonly leaseMs: number,
   ) {
-    this.redis = createRedisConnection(config, 'endpoint-in-flight', { commandTimeout: COMMAND_TIMEOUT_MS, enableAutoPipelining: true });
+    // The offline queue holds the first commands while the connection opens (several attempts
+    // start at once); without it they failed, and a worker that counted alone let an endpoint
+    // have more than its maxInFlight across workers.
+    this.redis = createRedisConnection(config, 'endpoint-in-flight', {
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      enableAutoPipelining: true,
+      enableOfflineQueue: true,
+    });
     this.redis.defineCommand('inFlightAcquire', { numberOfKeys: 2, lua: ACQUIRE_SCRIPT });
     this.redis.defineCommand('inFlightRelease', { numberOfKeys: 2, lua: RELEASE_SCRIPT });
     this.redis.on('error', () => undefined);
@@ -131,14 +133,13 @@ export class AdaptiveLimits {
     return Math.max(1, Math.min(max, this.known.get(endpointId)?.limit ?? startLimit(max, this.serviceDefault)));
   }
 
-  /** A place among the endpoint's attempts in flight across every worker, or null when they are at its limit. */
+  /** A place among the endpoint's attempts in flight across every worker, or null when they are at its limit (or Redis cannot be asked). */
   async acquire(endpointId: string, maxInFlight: number | null): Promise<InFlightLease | null> {
     const max = this.maxOf(maxInFlight);
     const start = startLimit(max, this.serviceDefault);
     this.leases += 1;
     const id = `${this.worker}:${this.leases}`;
     try {
-      if (this.redis.status === 'wait') await this.redis.connect();
       const [given, limit, threshold, inFlight, now] = await (
         this.redis as unknown as { inFlightAcquire(...args: (string | number)[]): Promise<number[]> }
       ).inFlightAcquire(this.leaseKey(endpointId), this.limitKey(endpointId), id, max, start, this.leaseMs);
@@ -147,8 +148,7 @@ export class AdaptiveLimits {
       return { endpointId, id, maxInFlight: max, atStart: { limit, threshold, inFlight }, startedAt: now };
     } catch (error) {
       this.warn(error);
-      const limit = this.current(endpointId, maxInFlight);
-      return { endpointId, id: null, maxInFlight: max, atStart: { limit, threshold: limit, inFlight: limit }, startedAt: Date.now() };
+      return null;
     }
   }
 
@@ -160,13 +160,10 @@ export class AdaptiveLimits {
     let change: LimitChange = { kind: 'none' };
     const known = this.remembered(lease.endpointId, lease.atStart.limit);
     if (answer) {
-      const signal = loadSignal(answer, known.baselineMs);
-      if (answer.outcome === 'success') known.baselineMs = nextBaseline(known.baselineMs, answer.latencyMs, 1 / lease.atStart.limit);
-      const next = limitChange(signal, lease.atStart, known.credit);
-      known.credit = next.credit;
+      const next = afterAnswer(known.seen, answer, lease.atStart);
+      known.seen = next.seen;
       change = next.change;
     }
-    if (lease.id === null) return;
     const amount = change.kind === 'grow' ? change.by : change.kind === 'cut' ? change.to : 0;
     const start = startLimit(lease.maxInFlight, this.serviceDefault);
     (this.redis as unknown as { inFlightRelease(...args: (string | number)[]): Promise<number[]> })
@@ -201,7 +198,7 @@ export class AdaptiveLimits {
   private remembered(endpointId: string, limit: number): Known {
     let known = this.known.get(endpointId);
     if (!known) {
-      known = { limit, baselineMs: null, credit: 0 };
+      known = { limit, seen: NOTHING_SEEN };
       this.known.set(endpointId, known);
     }
     return known;
@@ -216,6 +213,6 @@ export class AdaptiveLimits {
   private warn(error: unknown): void {
     if (Date.now() - this.lastWarnAt <= WARN_EVERY_MS) return;
     this.lastWarnAt = Date.now();
-    this.logger.warn({ err: error }, 'cannot reach Redis for the endpoints’ in-flight limits; each worker counts its own');
+    this.logger.warn({ err: error }, 'cannot reach Redis for the endpoints’ in-flight limits; webhooks wait for it');
   }
 }

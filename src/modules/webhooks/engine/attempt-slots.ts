@@ -57,8 +57,9 @@ export class AttemptSlots implements OnModuleDestroy {
   /**
    * A batch's admission policy (see Admit; the rule is admitAttempt in fair-share.ts): an attempt
    * while its organization is below WEBHOOK_PER_ORGANIZATION_CONCURRENCY attempts in flight and its
-   * endpoint below its current adaptive limit (adaptive-limit.rules.ts), or at either limit when the endpoint answers
-   * fast (the attempt then waits briefly for the next freed slot); otherwise none now, looked at
+   * endpoint below its current adaptive limit (adaptive-limit.rules.ts) as this worker last learned
+   * it, or at either limit when the endpoint answers fast (the attempt then waits briefly for the
+   * next freed slot); otherwise none now, looked at
    * again shortly, so neither a slow endpoint nor an organization of slow endpoints can tie up the
    * worker. Counts what every batch of the worker admitted and has not started yet (batches run
    * side by side), so together they plan no more than there is room for.
