@@ -127,7 +127,7 @@ describe('concurrency that adapts per endpoint', () => {
     const fast = await createWallets(t, org, 20, 'fast');
     await receiver.waitFor((r) => at(r).length >= fast.length);
     slow = true;
-    const slowed = await createWallets(t, org, 30, 'slow');
+    const slowed = await createWallets(t, org, 40, 'slow');
     const log = await waitUntil(
       () => logOf(t, org, endpoint.id),
       (webhooks) => webhooks.length === fast.length + slowed.length && webhooks.every((w) => w.status === 'succeeded'),

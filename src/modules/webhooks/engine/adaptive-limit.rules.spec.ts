@@ -64,8 +64,8 @@ describe('the adaptive in-flight limit of an endpoint', () => {
       false,
     ]);
     const atStart = { limit: 40, threshold: 200, inFlight: 40 };
-    expect(afterAnswer({ baselineMs: 5, answers: 3, latencySumMs: 15 }, answer('http_error', 503, 2), atStart)).toEqual({
-      seen: { baselineMs: 5, answers: 0, latencySumMs: 0 },
+    expect(afterAnswer({ baselineMs: 5, answers: 3, latencySumMs: 15, slowWindows: 0 }, answer('http_error', 503, 2), atStart)).toEqual({
+      seen: { baselineMs: 5, answers: 0, latencySumMs: 0, slowWindows: 0 },
       change: { kind: 'cut', to: 20 },
     });
     // Another status or a blocked request says nothing.
@@ -78,24 +78,30 @@ describe('the adaptive in-flight limit of an endpoint', () => {
     expect(decreasedLimit(1)).toBe(1);
   });
 
-  it('judges successful answers by windows of the limit’s worth (at most 50): a slow window cuts, a single slow answer does not', () => {
+  it('judges successful answers by windows of the limit’s worth (at most 50): two slow windows in a row cut, a single slow answer does not', () => {
     expect([windowAnswers(1), windowAnswers(8), windowAnswers(200)]).toEqual([1, 8, 50]);
     const atStart = { limit: 8, threshold: 8, inFlight: 8 };
-    const seen = { baselineMs: 20, answers: 0, latencySumMs: 0 };
+    const seen = { baselineMs: 20, answers: 0, latencySumMs: 0, slowWindows: 0 };
     // One answer of 228 ms among quick ones (a busy sender's hiccup): the window's mean holds.
     expect(feed(seen, [ok(228), ...Array.from({ length: 7 }, () => ok(20))], atStart).changes).toEqual([{ kind: 'grow', by: 1 }]);
-    // A window of 300 ms answers: cut to half.
+    // One window of 300 ms answers may be the sender's own stall: nothing yet; the second in a row cuts to half.
+    const slowAnswers = (n: number) => Array.from({ length: n }, () => ok(300));
+    expect(feed(seen, slowAnswers(8), atStart).changes).toEqual([]);
+    const twice = feed(seen, slowAnswers(16), atStart);
+    expect(twice.changes).toEqual([{ kind: 'cut', to: 4 }]);
+    // Each further slow window cuts again (the store takes one cut per round trip); a window that holds ends the run.
+    expect(feed(twice.seen, slowAnswers(8), atStart).changes).toEqual([{ kind: 'cut', to: 4 }]);
     expect(
       feed(
-        seen,
-        Array.from({ length: 8 }, () => ok(300)),
+        twice.seen,
+        Array.from({ length: 8 }, () => ok(20)),
         atStart,
-      ).changes,
-    ).toEqual([{ kind: 'cut', to: 4 }]);
+      ).seen.slowWindows,
+    ).toBe(0);
   });
 
   it('grows by the window’s answers below the threshold, by one per window above it while the limit is in use', () => {
-    const seen = { baselineMs: 1, answers: 0, latencySumMs: 0 };
+    const seen = { baselineMs: 1, answers: 0, latencySumMs: 0, slowWindows: 0 };
     const ten = Array.from({ length: 10 }, () => ok(1));
     // Slow start grows whatever is in flight: a burst finds its room at once.
     expect(feed(seen, ten, { limit: 10, threshold: 200, inFlight: 1 }).changes).toEqual([{ kind: 'grow', by: 10 }]);

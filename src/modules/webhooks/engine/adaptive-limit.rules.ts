@@ -42,9 +42,14 @@ export interface AnswersSeen {
   baselineMs: number | null;
   answers: number;
   latencySumMs: number;
+  /** Windows in a row whose mean was past the tolerable latency. */
+  slowWindows: number;
 }
 
-export const NOTHING_SEEN: AnswersSeen = { baselineMs: null, answers: 0, latencySumMs: 0 };
+export const NOTHING_SEEN: AnswersSeen = { baselineMs: null, answers: 0, latencySumMs: 0, slowWindows: 0 };
+
+/** Slow windows in a row before the limit is cut: one alone is as likely the sending worker's own stall (a GC, a long batch). */
+export const SLOW_WINDOWS_TO_CUT = 2;
 
 /** One answer, as the limit judges it. */
 export interface JudgedAnswer {
@@ -98,8 +103,9 @@ export function windowAnswers(limit: number): number {
  * The change an answer makes, and what the worker has seen after it. An overload answer (429,
  * 503, a timeout, a network error) cuts the limit to half of what it was when the attempt started
  * at once, and opens a new window. Successful answers gather into windows of the limit's worth
- * (at most MAX_WINDOW_ANSWERS); a window whose mean latency is past the tolerable one cuts, any
- * other grows the limit: by its number of answers below the threshold (slow start, up to
+ * (at most MAX_WINDOW_ANSWERS); a window whose mean latency is past the tolerable one cuts when
+ * the window before it was slow too (SLOW_WINDOWS_TO_CUT), and every further slow one cuts again;
+ * a window that holds grows the limit: by its number of answers below the threshold (slow start, up to
  * maxInFlight until the first cut: a burst finds the room it is allowed at once), at or above it
  * by one, and then only while the limit is in use (at least half of it in flight: a limit nobody
  * fills says nothing of the receiver). Other answers (another status, a request the policy
@@ -115,9 +121,17 @@ export function afterAnswer(seen: AnswersSeen, answer: JudgedAnswer, atStart: Li
   const latencySumMs = seen.latencySumMs + answer.latencyMs;
   if (answers < windowAnswers(atStart.limit)) return { seen: { ...seen, answers, latencySumMs }, change: { kind: 'none' } };
   const meanMs = latencySumMs / answers;
-  const closed = { baselineMs: nextBaseline(seen.baselineMs, meanMs), answers: 0, latencySumMs: 0 };
-  if (seen.baselineMs !== null && meanMs > tolerableLatencyMs(seen.baselineMs)) {
-    return { seen: closed, change: { kind: 'cut', to: decreasedLimit(atStart.limit) } };
+  const slow = seen.baselineMs !== null && meanMs > tolerableLatencyMs(seen.baselineMs);
+  const closed = {
+    baselineMs: nextBaseline(seen.baselineMs, meanMs),
+    answers: 0,
+    latencySumMs: 0,
+    slowWindows: slow ? seen.slowWindows + 1 : 0,
+  };
+  if (slow) {
+    const change: LimitChange =
+      closed.slowWindows >= SLOW_WINDOWS_TO_CUT ? { kind: 'cut', to: decreasedLimit(atStart.limit) } : { kind: 'none' };
+    return { seen: closed, change };
   }
   if (atStart.limit < atStart.threshold) return { seen: closed, change: { kind: 'grow', by: answers } };
   if (atStart.inFlight * 2 < atStart.limit) return { seen: closed, change: { kind: 'none' } };
