@@ -108,9 +108,8 @@ export class AdaptiveLimits {
     private readonly serviceDefault: number,
     private readonly leaseMs: number,
   ) {
-    // The offline queue holds the first commands while the connection opens (several attempts
-    // start at once); without it they failed, and a worker that counted alone let an endpoint
-    // have more than its maxInFlight across workers.
+    // The offline queue holds the first commands while the connection opens: several attempts
+    // start at once on a fresh worker, and without it they would all find no place.
     this.redis = createRedisConnection(config, 'endpoint-in-flight', {
       commandTimeout: COMMAND_TIMEOUT_MS,
       enableAutoPipelining: true,
