@@ -12,7 +12,7 @@
  * seconds after it slowed; attempts that timed out or failed; how long the rest took.
  *
  * Options: BENCH_ADAPTIVE_EVENTS (4000), BENCH_ADAPTIVE_SLOW_MS (200), BENCH_DATABASE_BASE_URL,
- * REDIS_URL, BENCH_KEEP_DB=1.
+ * REDIS_URL, BENCH_KEEP_DB=1 (the run's Redis keys are deleted either way).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +22,7 @@ import { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
+import IORedis from 'ioredis';
 import { Client } from 'pg';
 import { loadConfig } from '../src/config/app-config';
 import { ensureDatabase } from '../src/database/database-url';
@@ -232,6 +233,20 @@ async function main(): Promise<void> {
     receiver.stop();
     await db.end();
     await sleep(2000);
+    // The run's queues and limits in Redis.
+    const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `benchad${RUN_ID}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await redis.del(...keys);
+      } while (cursor !== '0');
+    } catch (error) {
+      log(`could not clean Redis: ${String(error)}`);
+    } finally {
+      redis.disconnect();
+    }
     if (!env.BENCH_KEEP_DB) {
       const admin = new URL(databaseUrl);
       const name = admin.pathname.slice(1);
