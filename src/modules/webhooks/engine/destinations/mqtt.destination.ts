@@ -14,6 +14,12 @@ const FIRST_REFUSAL_CODE = 0x80;
  * persistent sessions' job); a code from 0x80 on, or no PUBACK in time, is a failed attempt.
  */
 export class MqttDestination extends BrokerDestination<MqttClient> {
+  /**
+   * Each connection's PUBACK reason codes by message id, as the broker sent them: mqtt.js hands an
+   * accepted publish's callback the publish packet, not the PUBACK, so 0x10 would read as 0.
+   */
+  private readonly pubacks = new WeakMap<MqttClient, Map<number, number>>();
+
   protected connect(lost: () => void): Promise<MqttClient> {
     const url = new URL(this.endpoint.destination.connectUrl);
     const tls = this.endpoint.tls;
@@ -32,6 +38,12 @@ export class MqttDestination extends BrokerDestination<MqttClient> {
     };
     // The url without credentials: they go in the options above, never in a text the client may log.
     const client = connect(`${url.protocol}//${url.host}`, options);
+    const pubacks = new Map<number, number>();
+    this.pubacks.set(client, pubacks);
+    // Emitted before mqtt.js settles the publish the PUBACK answers.
+    client.on('packetreceive', (packet) => {
+      if (packet.cmd === 'puback' && packet.messageId !== undefined) pubacks.set(packet.messageId, packet.reasonCode ?? 0);
+    });
     return new Promise<MqttClient>((resolve, reject) => {
       let settled = false;
       client.once('connect', () => {
@@ -77,11 +89,20 @@ export class MqttDestination extends BrokerDestination<MqttClient> {
           } else if (error) {
             reject(error);
           } else {
-            resolve(JSON.stringify({ reasonCode: (packet as { reasonCode?: number } | undefined)?.reasonCode ?? 0 }));
+            resolve(JSON.stringify({ reasonCode: this.pubackCode(client, packet?.messageId) }));
           }
         },
       );
     });
+  }
+
+  /** The reason code of the PUBACK that accepted message `messageId` (0 when none was recorded). */
+  private pubackCode(client: MqttClient, messageId: number | undefined): number {
+    const codes = this.pubacks.get(client);
+    if (codes === undefined || messageId === undefined) return 0;
+    const code = codes.get(messageId) ?? 0;
+    codes.delete(messageId);
+    return code;
   }
 
   protected async disconnect(client: MqttClient): Promise<void> {
