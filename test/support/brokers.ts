@@ -25,6 +25,8 @@ export interface BrokerMessage {
   headers: Record<string, string>;
   /** Routing key, subject or topic. */
   name: string;
+  /** When the consumer got it (RabbitMQ, MQTT) or the stream stored it (NATS), in epoch ms. */
+  receivedAt: number;
 }
 
 /** A topic exchange on the local RabbitMQ with one queue bound to `#` (or none: unroutable). */
@@ -51,6 +53,7 @@ export class RabbitExchange {
             raw: message.content,
             headers: stringHeaders(message.properties.headers ?? {}),
             name: message.fields.routingKey,
+            receivedAt: Date.now(),
           });
         },
         { noAck: true },
@@ -95,7 +98,7 @@ export class NatsStream {
       const stored = await jsm.streams.getMessage(this.name, { seq });
       const headers: Record<string, string> = {};
       for (const [name] of stored.header ?? []) headers[name.toLowerCase()] = stored.header.get(name);
-      out.push({ raw: Buffer.from(stored.data), headers, name: stored.subject });
+      out.push({ raw: Buffer.from(stored.data), headers, name: stored.subject, receivedAt: stored.time.getTime() });
     }
     return out;
   }
@@ -134,7 +137,7 @@ export class MqttSubscriber {
     client.on('message', (topic, payload, packet) => {
       const properties = (packet.properties?.userProperties ?? {}) as Record<string, string | string[]>;
       const headers = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k.toLowerCase(), [v].flat().join(',')]));
-      this.received.push({ raw: Buffer.from(payload), headers, name: topic });
+      this.received.push({ raw: Buffer.from(payload), headers, name: topic, receivedAt: Date.now() });
     });
     await client.subscribeAsync(this.filter, { qos: 1 });
     this.client = client;
