@@ -19,7 +19,6 @@ function target(overrides: Partial<DeliveryTarget> = {}): DeliveryTarget {
     contractAddresses: null,
     headers: {},
     rateLimitPerSecond: null,
-    maxInFlight: null,
     secret: 'secret',
     secretError: null,
     previous: null,

@@ -23,10 +23,9 @@ export class InFlightLimiter {
     private readonly options: { fastMs: number; maxWaitMs: number } = { fastMs: 0, maxWaitMs: 0 },
   ) {}
 
-  /** A slot now, if the key has fewer than `limit` in flight (the limiter's own by default; an endpoint's adapts). */
-  tryAcquire(key: string, limit = this.perKey): boolean {
+  tryAcquire(key: string): boolean {
     const current = this.inFlight.get(key) ?? 0;
-    if (current >= limit) return false;
+    if (current >= this.perKey) return false;
     this.inFlight.set(key, current + 1);
     if (!this.silentSince.has(key)) this.silentSince.set(key, Date.now());
     return true;
@@ -48,8 +47,8 @@ export class InFlightLimiter {
    * none frees in time. Callers wait only for a key that isFast, so a slow or failing
    * endpoint can never tie up the worker's other job slots.
    */
-  waitForSlot(key: string, limit = this.perKey): Promise<boolean> {
-    if (this.tryAcquire(key, limit)) return Promise.resolve(true);
+  waitForSlot(key: string): Promise<boolean> {
+    if (this.tryAcquire(key)) return Promise.resolve(true);
     if (this.options.maxWaitMs <= 0) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const queue = this.waiters.get(key) ?? [];
