@@ -1,10 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MikroORM } from '@mikro-orm/postgresql';
 import { Webhook } from 'standardwebhooks';
 import { FORBIDDEN_TARGET_MESSAGE } from '../src/common/net/url-policy';
 import { BrokerMessage, MqttSubscriber, MQTT_URL, NATS_URL, RabbitExchange, RABBITMQ_URL } from './support/brokers';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
-import { uuid7Sql } from './support/nft';
+import { insertUpdates } from './support/nft';
 import { waitUntil } from './support/receiver';
 import { createTestApp, HttpTarget, TestApp } from './support/test-app';
 import { addEndpoint, ENDPOINTS_PATH, WEBHOOKS_PATH } from './support/webhooks';
@@ -228,17 +227,7 @@ describe('broker endpoints in delivery: MQTT 5, rate limit, retries, auto-disabl
     expect((await get(t, org, `${ENDPOINTS_PATH}/${endpoint.id}`)).ordering).toBe('resource');
     // Five updates of each of two resources, committed at once as a bulk import would, step by step.
     const resources = [randomUUID(), randomUUID()];
-    await t.app
-      .get(MikroORM)
-      .em.fork()
-      .getConnection()
-      .execute(
-        `insert into domain_event (id, created_at, organization_id, webhook_type, resource_type, resource_id, action, changes)
-         select ${uuid7Sql()}, now() + ((s * 100 + r.k) * interval '1 microsecond'), ?, 'custodialAccount', 'Wallet', r.id, 'update',
-                jsonb_build_object('step', s)
-           from generate_series(1, 5) s cross join unnest(?::uuid[]) with ordinality as r(id, k)`,
-        [org.id, `{${resources.join(',')}}`],
-      );
+    await insertUpdates(t, org.id, resources, 5);
 
     const received = await waitUntil(
       () => exchange.received,

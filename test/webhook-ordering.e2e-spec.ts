@@ -1,13 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { startWorker } from './support/service-process';
 import { randomUUID } from 'node:crypto';
-import { MikroORM } from '@mikro-orm/postgresql';
 import Redis from 'ioredis';
 import { bearer, createOrganization, TestOrganization } from './support/factories';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
 import { createTestApp, testEnv, TestApp } from './support/test-app';
 import { WEBHOOKS_PATH } from './support/webhooks';
-import { uuid7Sql } from './support/nft';
+import { insertUpdates } from './support/nft';
 
 const ENDPOINTS_PATH = '/api/organization/v1/current-organization/webhook-endpoints';
 const ALL_TYPES = ['payment', 'transaction', 'nft', 'kyc', 'document', 'custodialAccount'];
@@ -34,24 +33,6 @@ async function addEndpoint(t: TestApp, org: TestOrganization, url: string, order
     .send({ url, sharedSecret: `ordering-secret-${randomUUID()}`, webhookTypes: ALL_TYPES, ...(ordering ? { ordering } : {}) })
     .expect(201);
   return res.body.id as string;
-}
-
-/**
- * `perResource` updates of each resource, committed at once as a bulk import would, in event
- * order step by step (step 1 of every resource, then step 2, …); each event's changes name its step.
- */
-async function insertUpdates(t: TestApp, organizationId: string, resources: string[], perResource: number): Promise<void> {
-  await t.app
-    .get(MikroORM)
-    .em.fork()
-    .getConnection()
-    .execute(
-      `insert into domain_event (id, created_at, organization_id, webhook_type, resource_type, resource_id, action, changes)
-       select ${uuid7Sql()}, now() + ((s * 100 + r.k) * interval '1 microsecond'), ?, 'custodialAccount', 'Wallet', r.id, 'update',
-              jsonb_build_object('step', s)
-         from generate_series(1, ?) s cross join unnest(?::uuid[]) with ordinality as r(id, k)`,
-      [organizationId, perResource, `{${resources.join(',')}}`],
-    );
 }
 
 async function succeededCount(t: TestApp, org: TestOrganization, endpointId: string): Promise<number> {

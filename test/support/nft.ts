@@ -112,3 +112,21 @@ export async function eventCount(t: TestApp, organizationId: string): Promise<nu
   );
   return Number(row.n);
 }
+
+/**
+ * `perResource` updates of each resource, committed at once as a bulk import would, in event
+ * order step by step (step 1 of every resource, then step 2, …); each event's changes name its step.
+ */
+export async function insertUpdates(t: TestApp, organizationId: string, resources: string[], perResource: number): Promise<void> {
+  await t.app
+    .get(MikroORM)
+    .em.fork()
+    .getConnection()
+    .execute(
+      `insert into domain_event (id, created_at, organization_id, webhook_type, resource_type, resource_id, action, changes)
+       select ${uuid7Sql()}, now() + ((s * 100 + r.k) * interval '1 microsecond'), ?, 'custodialAccount', 'Wallet', r.id, 'update',
+              jsonb_build_object('step', s)
+         from generate_series(1, ?) s cross join unnest(?::uuid[]) with ordinality as r(id, k)`,
+      [organizationId, perResource, `{${resources.join(',')}}`],
+    );
+}
