@@ -1,4 +1,4 @@
-import { deadlineSignal } from './deadline-signal';
+import { deadline } from './deadline-signal';
 
 /** Blocks the event loop, as a long GC or a starved CPU does. */
 function stall(ms: number): void {
@@ -8,9 +8,9 @@ function stall(ms: number): void {
   }
 }
 
-describe('deadlineSignal', () => {
+describe('deadline', () => {
   it('aborts with a TimeoutError once the time has passed', async () => {
-    const signal = deadlineSignal(10);
+    const { signal } = deadline(10);
     await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
     expect(signal.aborted).toBe(true);
     expect((signal.reason as DOMException).name).toBe('TimeoutError');
@@ -31,7 +31,7 @@ describe('deadlineSignal', () => {
       await new Promise((resolve) => socket.once('connect', resolve));
       // The answer is on its way (handed to the kernel) before the deadline is set.
       await answerSent;
-      const signal = deadlineSignal(20);
+      const { signal } = deadline(20);
       signal.addEventListener('abort', () => events.push('timeout'));
       const aborted = new Promise((resolve) => signal.addEventListener('abort', resolve));
       // The deadline passes while the process is stalled.
@@ -44,5 +44,17 @@ describe('deadlineSignal', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('never aborts once cleared, even when cleared as its time comes', async () => {
+    const early = deadline(10);
+    early.clear();
+    const onTime = deadline(10);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    onTime.clear();
+    const later = deadline(15);
+    await new Promise((resolve) => later.signal.addEventListener('abort', resolve, { once: true }));
+    expect(early.signal.aborted).toBe(false);
+    expect(onTime.signal.aborted).toBe(false);
   });
 });

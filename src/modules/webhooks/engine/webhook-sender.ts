@@ -4,7 +4,7 @@ import { Dispatcher } from 'undici';
 import { checkProxiedDestination, createEgressDispatcher, EgressTls } from '../../../common/net/egress';
 import { checkWebhookUrl } from '../../../common/net/url-policy';
 import type { PortRange } from '../../../config/egress-config';
-import { deadlineSignal } from '../../../common/async/deadline-signal';
+import { deadline } from '../../../common/async/deadline-signal';
 import { classifyFetchFailure } from '../../../common/net/fetch-failure';
 import {
   basicClientAuthorization,
@@ -77,7 +77,7 @@ export class WebhookSender {
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
       // Backstops only: the attempt's deadline signal decides, after reading what arrived in time
-      // (see deadlineSignal); undici's own timers would fire first in a stalled process.
+      // (see deadline); undici's own timers would fire first in a stalled process.
       headersTimeout: options.timeoutMs + BACKSTOP_MS,
       bodyTimeout: options.timeoutMs + BACKSTOP_MS,
       connectTimeout: options.timeoutMs + BACKSTOP_MS,
@@ -131,6 +131,7 @@ export class WebhookSender {
     if (policyError) return { outcome: 'blocked', status: null, error: policyError, durationMs: 0, responseBody: null };
     // Literal IPs never reach the guarded lookup; checkWebhookUrl has judged them above.
     const target = new URL(url);
+    const due = deadline(this.options.timeoutMs);
     try {
       await checkProxiedDestination(url, this.options.proxyUrl ?? null, this.options);
       const res = await this.dispatcherFor(tls).request({
@@ -139,7 +140,7 @@ export class WebhookSender {
         method: 'POST',
         headers,
         body,
-        signal: deadlineSignal(this.options.timeoutMs),
+        signal: due.signal,
       });
       const durationMs = elapsed();
       // Past the kept bytes, enough more to see whole any secret that begins in them.
@@ -159,6 +160,8 @@ export class WebhookSender {
           };
     } catch (error) {
       return { ...describeFailure(error, this.options.timeoutMs, tls !== null), status: null, durationMs: elapsed(), responseBody: null };
+    } finally {
+      due.clear();
     }
   }
 
@@ -173,6 +176,7 @@ export class WebhookSender {
     const target = new URL(client.tokenUrl);
     let status: number;
     let text: string;
+    const due = deadline(this.options.timeoutMs);
     try {
       await checkProxiedDestination(client.tokenUrl, this.options.proxyUrl ?? null, this.options);
       const res = await this.agent.request({
@@ -185,7 +189,7 @@ export class WebhookSender {
           authorization: basicClientAuthorization(client.clientId, client.clientSecret),
         },
         body: tokenRequestBody(client.scope),
-        signal: deadlineSignal(this.options.timeoutMs),
+        signal: due.signal,
       });
       status = res.statusCode;
       const length = Number(headerValue(res.headers['content-length']) ?? NaN);
@@ -198,6 +202,8 @@ export class WebhookSender {
       if (error instanceof TokenRequestError) throw error;
       const failure = describeFailure(error, this.options.timeoutMs);
       throw new TokenRequestError(`the token endpoint could not be reached: ${failure.error}`, failure.outcome === 'blocked');
+    } finally {
+      due.clear();
     }
     return parseTokenResponse(status, text);
   }
