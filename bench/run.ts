@@ -11,7 +11,7 @@
  * Environment (all optional): BENCH_DATABASE_BASE_URL (postgresql://postgres@127.0.0.1:5432),
  * REDIS_URL, BENCH_PROFILE=1 (statements and Redis commands per webhook of each burst; needs
  * pg_stat_statements in shared_preload_libraries and a Redis of the bench's own), BENCH_ROUNDS (3), BENCH_DURATION_S (6), BENCH_CONNECTIONS (10), BENCH_EVENTS (20000),
- * BENCH_STEADY_RATE (200), BENCH_STEADY_S (15), BENCH_SCALE_OUT_CYCLES (2), BENCH_FANOUT_ROUNDS (5), BENCH_CHOICES_ROUNDS (3), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir>,
+ * BENCH_STEADY_RATE (200), BENCH_STEADY_S (15), BENCH_SCALE_OUT_CYCLES (2), BENCH_FANOUT_ROUNDS (5), BENCH_CHOICES_ROUNDS (3), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir>, BENCH_NODE_FLAGS (the service processes' node flags; `npm start`'s by default),
  * BENCH_ONLY (comma-separated: readBalances,readToken,readTokenFixedRate,largeWallet,balancesAsOf,walletTransfers,chainLedger,writes,webhooks,fanOut,fairness,brokers;
  * fanOut needs webhooks).
  * brokers: the burst to one RabbitMQ destination and to one JetStream destination beside an HTTP burst of the same run
@@ -72,6 +72,8 @@ const PER_RECEIVER_CONCURRENCY = Number(env.WEBHOOK_PER_RECEIVER_CONCURRENCY ?? 
 const POOL_MAX = 10;
 /** Scale-out cycles (two rounds with a second worker, then one without) after the first one-worker burst. */
 const SCALE_OUT_CYCLES = Math.max(1, Number(env.BENCH_SCALE_OUT_CYCLES ?? 2));
+/** The node flags `npm start` gives the service (package.json's start script). */
+const SERVICE_NODE_FLAGS = '--max-semi-space-size=64';
 /** Times the fan-out burst is repeated: its figure is the median, and the rounds show its spread. */
 const FANOUT_ROUNDS = Math.max(1, Number(env.BENCH_FANOUT_ROUNDS ?? 5));
 const BENCH_LOG_LEVEL = 'warn';
@@ -137,7 +139,9 @@ class Service {
   static async start(databaseUrl: string, role: 'all' | 'worker' | 'api'): Promise<Service> {
     const port = await freePort();
     const profile = env.BENCH_CPU_PROF ? ['-r', join(ROOT, 'bench/cpu-profile.js')] : [];
-    const child = spawn(process.execPath, [...profile, join(ROOT, 'dist/src/main.js')], {
+    // As `npm start` runs it (package.json), unless BENCH_NODE_FLAGS says otherwise.
+    const flags = (env.BENCH_NODE_FLAGS ?? SERVICE_NODE_FLAGS).split(' ').filter((f) => f !== '');
+    const child = spawn(process.execPath, [...flags, ...profile, join(ROOT, 'dist/src/main.js')], {
       cwd: ROOT,
       stdio: ['ignore', serviceLog(), serviceLog()],
       env: {
