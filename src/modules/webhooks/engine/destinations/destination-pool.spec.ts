@@ -67,6 +67,27 @@ describe('DestinationPool', () => {
     pool.drop('unknown');
   });
 
+  it('closes a connection left unused past its idle time, and only that one', async () => {
+    const idle = new DestinationPool(
+      { policy: { allowPrivateNetworks: true, allowedHosts: [] }, timeoutMs: 1000 },
+      { rabbitmq: open, nats: open, mqtt: open },
+      50,
+    );
+    try {
+      const unused = idle.destinationFor(target('e1', 'a')) as Recorded;
+      const used = idle.destinationFor(target('e2', 'a')) as Recorded;
+      // e2 is used every 10 ms; e1 is left alone until it is closed.
+      while (!unused.closed) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(idle.destinationFor(target('e2', 'a'))).toBe(used);
+      }
+      expect(used.closed).toBe(false);
+      expect(idle.size).toBe(1);
+    } finally {
+      await idle.close();
+    }
+  });
+
   it('closes everything it holds when the process stops', async () => {
     const a = pool.destinationFor(target('e1', 'a')) as Recorded;
     const b = pool.destinationFor(target('e2', 'a')) as Recorded;

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import type { DestinationType } from '../../../webhook-endpoints/destination.rules';
 import type { DeliveryTarget } from '../../../webhook-endpoints/delivery-target.reader';
 import type { BrokerOptions, Destination, OpenBrokerDestination } from './destination';
@@ -19,12 +20,12 @@ export const BROKER_DESTINATIONS: Record<DestinationType, OpenBrokerDestination>
 
 /** A broker connection unused this long is closed (a deleted endpoint's too, in a process that did not delete it). */
 const IDLE_CLOSE_MS = 5 * 60_000;
-const SWEEP_EVERY_MS = 60_000;
+/** Broker connections one process keeps open at most; past it the least recently used is closed. */
+const OPEN_MAX = 10_000;
 
 interface Pooled {
   fingerprint: string;
   destination: Destination;
-  lastUsedMs: number;
 }
 
 /**
@@ -36,36 +37,38 @@ interface Pooled {
  */
 export class DestinationPool {
   private readonly logger = new Logger('WebhookDelivery');
-  private readonly pooled = new Map<string, Pooled>();
-  private readonly sweeper: NodeJS.Timeout;
+  /** Whatever leaves the cache (replaced, dropped, idle past its time, cleared) has its connection closed. */
+  private readonly pooled: LRUCache<string, Pooled>;
+  private readonly closing = new Set<Promise<void>>();
 
   constructor(
     private readonly options: BrokerOptions,
     private readonly types: Record<DestinationType, OpenBrokerDestination> = BROKER_DESTINATIONS,
+    idleCloseMs = IDLE_CLOSE_MS,
   ) {
-    this.sweeper = setInterval(() => this.closeIdle(Date.now()), SWEEP_EVERY_MS);
-    this.sweeper.unref();
+    this.pooled = new LRUCache<string, Pooled>({
+      max: OPEN_MAX,
+      ttl: idleCloseMs,
+      ttlAutopurge: true,
+      updateAgeOnGet: true,
+      dispose: (entry, endpointId) => this.closeOne(endpointId, entry),
+    });
   }
 
   /** The endpoint's broker destination, opened on first use (its connection opens on its first send). */
   destinationFor(target: DeliveryTarget & { destination: NonNullable<DeliveryTarget['destination']> }): Destination {
-    const now = Date.now();
     const current = this.pooled.get(target.endpointId);
-    if (current?.fingerprint === target.destination.fingerprint) {
-      current.lastUsedMs = now;
-      return current.destination;
-    }
-    if (current) this.closeOne(target.endpointId, current);
+    if (current?.fingerprint === target.destination.fingerprint) return current.destination;
     const open = this.types[target.destination.settings.type];
     const destination = open({ endpointId: target.endpointId, destination: target.destination, tls: target.tls }, this.options);
-    this.pooled.set(target.endpointId, { fingerprint: target.destination.fingerprint, destination, lastUsedMs: now });
+    // Replacing the entry closes the stale connection (dispose).
+    this.pooled.set(target.endpointId, { fingerprint: target.destination.fingerprint, destination });
     return destination;
   }
 
   /** Closes the endpoint's destination, if this process has one (it changed, or the endpoint is gone). */
   drop(endpointId: string): void {
-    const current = this.pooled.get(endpointId);
-    if (current) this.closeOne(endpointId, current);
+    this.pooled.delete(endpointId);
   }
 
   /** How many endpoints have a destination open in this process. */
@@ -74,21 +77,16 @@ export class DestinationPool {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.sweeper);
-    const all = [...this.pooled.values()];
     this.pooled.clear();
-    await Promise.all(all.map((entry) => entry.destination.close().catch(() => undefined)));
-  }
-
-  private closeIdle(nowMs: number): void {
-    for (const [endpointId, entry] of this.pooled) if (nowMs - entry.lastUsedMs > IDLE_CLOSE_MS) this.closeOne(endpointId, entry);
+    await Promise.all(this.closing);
   }
 
   private closeOne(endpointId: string, entry: Pooled): void {
-    if (this.pooled.get(endpointId) === entry) this.pooled.delete(endpointId);
     // In-flight attempts on it finish with a failure and are retried on the new one.
-    entry.destination
+    const closed = entry.destination
       .close()
-      .catch((error: unknown) => this.logger.warn({ endpointId, err: String(error) }, 'could not close a broker connection'));
+      .catch((error: unknown) => this.logger.warn({ endpointId, err: String(error) }, 'could not close a broker connection'))
+      .finally(() => this.closing.delete(closed));
+    this.closing.add(closed);
   }
 }
