@@ -159,11 +159,6 @@ export class ChainHeads implements OnModuleDestroy {
     this.subscriptions.get(chainId)?.polled(head);
   }
 
-  /** Whether the chain's node is pushing heads to this process right now. */
-  subscribed(chainId: number): boolean {
-    return this.subscriptions.get(chainId)?.subscribed ?? false;
-  }
-
   /** Before the clients close their connections (onApplicationShutdown): a subscription lost then is not taken up again. */
   onModuleDestroy(): void {
     for (const subscription of this.subscriptions.values()) subscription.stop();
