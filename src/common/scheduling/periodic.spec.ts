@@ -158,6 +158,19 @@ describe('Periodic', () => {
     await loop.stop();
   });
 
+  it('says it is failing from a failed run until the next one succeeds', async () => {
+    const run = jest.fn().mockRejectedValueOnce(new Error('down')).mockResolvedValue(undefined);
+    const loop = periodic({ run, runAtStart: true, backoff: { baseMs: 100, maxMs: 100 } });
+    expect(loop.failing).toBe(false);
+    loop.start();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(loop.failing).toBe(true);
+    await jest.advanceTimersByTimeAsync(150);
+    expect(run).toHaveBeenCalledTimes(2);
+    expect(loop.failing).toBe(false);
+    await loop.stop();
+  });
+
   it('runs at once when woken while waiting, once more right after the run when woken during it, and not after stop', async () => {
     const { run, finish } = held();
     const loop = periodic({ run, intervalMs: 10_000 });

@@ -75,6 +75,14 @@ export class Periodic {
     this.runNow();
   }
 
+  /**
+   * Whether the last run failed, so the loop is backing off: a caller that wakes it on every sign
+   * of new work (a pushed block) holds back meanwhile, or the backoff would not protect what fails.
+   */
+  get failing(): boolean {
+    return this.failures > 0;
+  }
+
   /** No run starts any more; resolves once the run in progress (if any) has ended. */
   async stop(): Promise<void> {
     this.stopped = true;

@@ -1,8 +1,9 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { createPublicClient, http, PublicClient, Transport, webSocket } from 'viem';
+import { createPublicClient, http, PublicClient, Transport } from 'viem';
 import { AppConfig } from '../../config/app-config';
 import type { ChainRpc } from '../../config/chain-config';
 import { tokenUriAnswerMaxBytes } from './metadata/token-metadata-document.rules';
+import { SubscribeNewHeads, webSocketNode, WebSocketNode } from './ws-transport';
 
 /** How long one JSON-RPC call may take before the follower counts it as a node error. */
 const RPC_TIMEOUT_MS = 10_000;
@@ -25,7 +26,7 @@ export function describeRpcUrl(url: string): string {
 function transportFor(rpc: ChainRpc, timeout: number): Transport {
   // Retries are the follower's business (with backoff and lastError), not the transport's.
   return rpc.url.startsWith('ws')
-    ? webSocket(rpc.url, { timeout, retryCount: 0 })
+    ? webSocketNode(rpc.url, timeout, describeRpcUrl(rpc.url))
     : http(rpc.url, { timeout, retryCount: 0, batch: { batchSize: 200, wait: 0 } });
 }
 
@@ -92,14 +93,14 @@ export function shortReason(error: unknown): string {
   return text.split('\n')[0].slice(0, 300);
 }
 
+/** The client's WebSocket node, when it has one (a ws(s) URL). */
+function webSocketOf(client: PublicClient): WebSocketNode | null {
+  const transport = client.transport as Partial<WebSocketNode>;
+  return typeof transport.subscribeNewHeads === 'function' && typeof transport.close === 'function' ? (transport as WebSocketNode) : null;
+}
+
 function closeClient(client: PublicClient): void {
-  const transport = client.transport as { type?: string; getRpcClient?: () => Promise<{ close(): void }> };
-  if (transport.type === 'webSocket' && transport.getRpcClient) {
-    transport
-      .getRpcClient()
-      .then((socket) => socket.close())
-      .catch(() => undefined);
-  }
+  webSocketOf(client)?.close();
 }
 
 /** One viem public client per configured chain, and one for its token metadata reads. */
@@ -136,6 +137,11 @@ export class ChainClients implements OnApplicationShutdown {
     const client = this.clients.get(chainId);
     if (!client) throw new Error(`chain ${chainId} is not configured in CHAIN_RPC_URLS`);
     return client;
+  }
+
+  /** The chain's `newHeads` subscription when its node is reached over ws(s); null over http(s), where only polling sees new blocks. */
+  newHeads(chainId: number): SubscribeNewHeads | null {
+    return webSocketOf(this.get(chainId))?.subscribeNewHeads ?? null;
   }
 
   onApplicationShutdown(): void {

@@ -9,11 +9,13 @@ import { ChainClients } from './chain-clients';
 import { ChainCursorRepository } from './chain-cursor.repository';
 import { ChainFollower } from './chain-follower';
 import { ChainNode } from './chain-node';
+import { ChainHeads } from './new-heads';
 import { WalletSyncRunner } from './wallet-sync.runner';
 
 /**
  * Starts one follower per configured chain in indexer and all processes. Every instance runs
- * them; the lease in chain_cursor lets one per chain work while the others stand by.
+ * them; the lease in chain_cursor lets one per chain work while the others stand by. A chain
+ * whose node is reached over ws(s) wakes its follower on every head the node pushes.
  */
 @Injectable()
 export class ChainFollowerService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -29,6 +31,7 @@ export class ChainFollowerService implements OnApplicationBootstrap, OnApplicati
     private readonly movements: ChainMovementsService,
     private readonly wallets: WalletsService,
     private readonly syncs: WalletSyncRunner,
+    private readonly heads: ChainHeads,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -45,9 +48,11 @@ export class ChainFollowerService implements OnApplicationBootstrap, OnApplicati
         movements: this.movements,
         wallets: this.wallets,
         whenCaughtUp: (cursor) => this.syncs.step(chainId, node, cursor, this.owner),
+        headRead: (head) => this.heads.polled(chainId, head),
       });
       this.followers.set(chainId, follower);
       follower.start();
+      this.heads.listen(chainId, () => follower.newHead());
     }
   }
 

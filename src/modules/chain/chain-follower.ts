@@ -40,6 +40,8 @@ export interface FollowerDeps extends ChainReaderDeps {
   wallets: WalletsService;
   /** Work to do with the lease held once the chain is caught up (wallet history replays). */
   whenCaughtUp?: (cursor: StartedCursor) => Promise<boolean>;
+  /** Told of every head the follower reads itself (a pushed-heads subscription checks it still pushes). */
+  headRead?: (head: number) => void;
 }
 
 /**
@@ -83,6 +85,15 @@ export class ChainFollower {
 
   start(): void {
     this.loop.start();
+  }
+
+  /**
+   * The node pushed a new head: step now rather than at the next poll. Only a wake: the step
+   * reads the head, checks for a reorg and applies confirmed ranges as on a poll. A standby
+   * instance (the lease is another's) and a follower backing off after failures keep their pace.
+   */
+  newHead(): void {
+    if (this.leading && !this.loop.failing) this.loop.wake();
   }
 
   async stop(): Promise<void> {
@@ -135,6 +146,7 @@ export class ChainFollower {
     }
     const head = await node.header(await node.head());
     if (!head) throw new Retry();
+    this.deps.headRead?.(head.number);
     await cursors.recordHead(chainId, owner, { block: head.number, time: head.time });
     if (cursor.appliedBlock === null) {
       await this.begin(head);

@@ -30,6 +30,17 @@ export const chainUnreadableTransactions = counter(
   'Transactions whose NFT logs of a watched address could be read neither by address nor from their receipt (both over the limits); their movements are not recorded',
   LABELS,
 );
+export const chainNewHeadsSubscribed = gauge(
+  'chain_new_heads_subscribed',
+  '1 while this process holds a newHeads subscription to the chain’s node (ws or wss URLs), 0 while it polls alone',
+  LABELS,
+);
+export const chainNewHeadsPushed = counter('chain_new_heads_pushed_total', 'New heads the chain’s node pushed to this process', LABELS);
+export const chainNewHeadsLost = counter(
+  'chain_new_heads_lost_total',
+  'newHeads subscriptions of this process lost (connection closed), refused by the node, or found to have stopped pushing; each is asked for again with backoff',
+  LABELS,
+);
 
 /** What every process reports per followed chain, read from the cursors at scrape time. */
 export interface ChainFigures {

@@ -6,6 +6,7 @@ import { ChainClients } from './chain-clients';
 import { ChainCursorRepository } from './chain-cursor.repository';
 import { ChainFollowerService } from './chain-follower.service';
 import { ChainStatusService } from './chain-status.service';
+import { ChainHeads } from './new-heads';
 import { ChainsAdminController, WalletSyncController } from './chains.controller';
 import { MetadataBreakerRepository } from './metadata/metadata-breaker.repository';
 import { TokenMetadataFetcher } from './metadata/token-metadata-fetcher';
@@ -26,6 +27,7 @@ import { WalletSyncService } from './wallet-sync.service';
   controllers: [ChainsAdminController, WalletSyncController],
   providers: [
     ChainClients,
+    ChainHeads,
     ChainCursorRepository,
     WalletSyncRepository,
     WalletSyncRunner,
@@ -36,6 +38,6 @@ import { WalletSyncService } from './wallet-sync.service';
     MetadataBreakerRepository,
     TokenMetadataWorker,
   ],
-  exports: [ChainClients],
+  exports: [ChainClients, ChainHeads],
 })
 export class ChainModule {}

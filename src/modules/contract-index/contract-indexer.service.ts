@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { AppConfig, runsFollowers } from '../../config/app-config';
 import { ChainClients } from '../chain/chain-clients';
+import { ChainHeads } from '../chain/new-heads';
 import { ContractIndexer } from './contract-indexer';
 import { ContractLedgerRepository } from './contract-ledger.repository';
 import { IndexedContractRepository } from './indexed-contract.repository';
@@ -11,7 +12,8 @@ import { SpamService } from '../spam/spam.service';
 
 /**
  * Starts one contract indexer per configured chain in indexer and all processes. Every instance
- * runs them; the lease on each contract's row lets one instance index it at a time.
+ * runs them; the lease on each contract's row lets one instance index it at a time. Over a ws(s)
+ * node, every head pushed wakes the chain's indexer.
  */
 @Injectable()
 export class ContractIndexerService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -26,6 +28,7 @@ export class ContractIndexerService implements OnApplicationBootstrap, OnApplica
     private readonly contracts: IndexedContractRepository,
     private readonly ledger: ContractLedgerRepository,
     private readonly spam: SpamService,
+    private readonly heads: ChainHeads,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -43,6 +46,7 @@ export class ContractIndexerService implements OnApplicationBootstrap, OnApplica
       });
       this.indexers.set(chainId, indexer);
       indexer.start();
+      this.heads.listen(chainId, () => indexer.newHead());
     }
   }
 

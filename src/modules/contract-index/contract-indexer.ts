@@ -44,6 +44,8 @@ export class ContractIndexer {
   private readonly loop: Periodic;
   private readonly node: ChainNode;
   private readonly ranges = new Map<string, LogRange>();
+  /** Whether the last step held any contract: with none, a new head has nothing to index. */
+  private indexing = false;
 
   constructor(private readonly deps: ContractIndexerDeps) {
     this.logger = new Logger(`ContractIndexer ${deps.chainId}`);
@@ -71,6 +73,11 @@ export class ContractIndexer {
     this.loop.wake();
   }
 
+  /** The node pushed a new head: index it now, unless no contract is held here or the node is failing (the backoff holds). */
+  newHead(): void {
+    if (this.indexing && !this.loop.failing) this.loop.wake();
+  }
+
   async stop(): Promise<void> {
     await this.loop.stop();
     await this.deps.contracts.releaseAll(this.deps.chainId, this.deps.owner).catch(() => undefined);
@@ -96,6 +103,7 @@ export class ContractIndexer {
   private async tick(): Promise<'more' | 'changed' | 'idle'> {
     const { contracts, chainId, owner } = this.deps;
     const leased = await contracts.leaseAll(chainId, owner, LEASE_MS);
+    this.indexing = leased.length > 0;
     if (leased.length === 0) return 'idle';
     const head = await this.node.header(await this.node.head());
     if (!head) throw new Retry();
