@@ -1,10 +1,12 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config';
+import { AdaptiveLimits, InFlightLease, LimitAnswer } from './adaptive-limits';
 import type { Admit, PlannedAttempt } from './delivery-plan';
 import { EndpointRateLimiter, RatePlace, rateLimitedDelayMs } from './endpoint-rate-limiter';
 import { AdmittedAttempts, admitAttempt, organizationShare } from './fair-share';
 import { InFlightLimiter } from './in-flight-limiter';
 import { RetryLaterError } from './webhook-jobs';
+import { attemptLeaseMs } from './webhook.rules';
 
 /** An endpoint whose sends typically finish within this is worth waiting a moment for when at its limit. */
 const FAST_ENDPOINT_MS = 100;
@@ -15,15 +17,18 @@ const FAST_ENDPOINT_MS = 100;
 const MAX_SLOT_WAIT_MS = 1000;
 
 /**
- * Room for attempts on this worker: a slot of the organization and one of the endpoint (attempts
- * in flight, each bounded), the attempts batches admitted and have not started yet, and the
+ * Room for attempts: a slot of the organization and one of the endpoint on this worker (attempts
+ * in flight, each bounded), a lease under the endpoint's adaptive in-flight limit (counted in
+ * Redis across every worker), the attempts batches admitted and have not started yet, and the
  * endpoints' `rateLimitPerSecond` (counted in Redis across every worker). The batch executor asks
  * it what to admit; the attempt runner takes and frees the slots.
  */
 @Injectable()
 export class AttemptSlots implements OnModuleDestroy {
-  /** Keyed by endpoint id: two endpoints on one host have a budget each. */
+  /** Keyed by endpoint id: two endpoints on one host have a budget each (the endpoint's current adaptive limit). */
   private readonly endpoints: InFlightLimiter;
+  /** Each endpoint's adaptive limit and its attempts in flight across every worker, in Redis. */
+  private readonly limits: AdaptiveLimits;
   private readonly organizations: InFlightLimiter;
   /** Endpoints' `rateLimitPerSecond`, counted in Redis across every worker. */
   private readonly rates: EndpointRateLimiter;
@@ -45,19 +50,22 @@ export class AttemptSlots implements OnModuleDestroy {
     this.endpoints = new InFlightLimiter(config.webhook.perReceiverConcurrency, slotWait);
     this.organizations = new InFlightLimiter(config.webhook.perOrganizationConcurrency, slotWait);
     this.rates = new EndpointRateLimiter(config);
+    // A lease outlives any attempt (its claim's lease): past it, a worker that stopped holds none.
+    this.limits = new AdaptiveLimits(config, config.webhook.perReceiverConcurrency, attemptLeaseMs(config.webhook.timeoutMs));
   }
 
   /**
    * A batch's admission policy (see Admit; the rule is admitAttempt in fair-share.ts): an attempt
    * while its organization is below WEBHOOK_PER_ORGANIZATION_CONCURRENCY attempts in flight and its
-   * endpoint below WEBHOOK_PER_RECEIVER_CONCURRENCY, or at either limit when the endpoint answers
-   * fast (the attempt then waits briefly for the next freed slot); otherwise none now, looked at
+   * endpoint below its current adaptive limit (adaptive-limit.rules.ts) as this worker last learned
+   * it, or at either limit when the endpoint answers fast (the attempt then waits briefly for the
+   * next freed slot); otherwise none now, looked at
    * again shortly, so neither a slow endpoint nor an organization of slow endpoints can tie up the
    * worker. Counts what every batch of the worker admitted and has not started yet (batches run
    * side by side), so together they plan no more than there is room for.
    */
   admission(): Admit {
-    return ({ organizationId, endpointId }) => {
+    return ({ organizationId, endpointId }, maxInFlight) => {
       if (this.rateLimitedFor(endpointId) > 0) return 'none';
       const endpointAlready = this.admitted.endpoints.get(endpointId) ?? 0;
       const organizationAlready = this.admitted.organizations.get(organizationId) ?? 0;
@@ -65,7 +73,7 @@ export class AttemptSlots implements OnModuleDestroy {
       const others = this.organizations.activeCount() - (organizationInFlight > 0 ? 1 : 0);
       const admission = admitAttempt({
         endpointInFlight: this.endpoints.count(endpointId) + endpointAlready,
-        endpointLimit: this.config.webhook.perReceiverConcurrency,
+        endpointLimit: this.limits.current(endpointId, maxInFlight),
         endpointIsFast: this.endpoints.isFast(endpointId),
         organizationInFlight: organizationInFlight + organizationAlready,
         organizationLimit: organizationShare(this.config.webhook.perOrganizationConcurrency, this.config.webhook.concurrency, others),
@@ -81,20 +89,33 @@ export class AttemptSlots implements OnModuleDestroy {
   }
 
   /**
-   * One of the organization's slots, then one of the endpoint's: each now or, for a fast endpoint,
-   * the next one freed within the wait; false, holding neither, if either is missing.
+   * One of the organization's slots, then one of the endpoint's (each now or, for a fast endpoint,
+   * the next one freed within the wait), then a lease under the endpoint's limit across workers
+   * (one Redis round trip): the lease, or null, holding nothing, if any is missing.
    */
-  async acquire(organizationId: string, endpointId: string): Promise<boolean> {
+  async acquire(organizationId: string, endpointId: string, maxInFlight: number | null): Promise<InFlightLease | null> {
     const fast = this.endpoints.isFast(endpointId);
-    if (!this.organizations.tryAcquire(organizationId) && !(fast && (await this.organizations.waitForSlot(organizationId)))) return false;
-    if (this.endpoints.tryAcquire(endpointId) || (fast && (await this.endpoints.waitForSlot(endpointId)))) return true;
+    const limit = this.limits.current(endpointId, maxInFlight);
+    if (!this.organizations.tryAcquire(organizationId) && !(fast && (await this.organizations.waitForSlot(organizationId)))) return null;
+    if (!this.endpoints.tryAcquire(endpointId, limit) && !(fast && (await this.endpoints.waitForSlot(endpointId, limit)))) {
+      this.organizations.release(organizationId);
+      return null;
+    }
+    const lease = await this.limits.acquire(endpointId, maxInFlight);
+    if (lease !== null) return lease;
+    // Other workers hold the endpoint's places.
+    this.endpoints.release(endpointId);
     this.organizations.release(organizationId);
-    return false;
+    return null;
   }
 
-  /** Frees both slots; `tookMs` (a request that reached the endpoint) feeds its typical duration. */
-  release(organizationId: string, endpointId: string, tookMs?: number): void {
-    this.endpoints.release(endpointId, tookMs);
+  /**
+   * Frees the slots and the lease; `answer` (a request that reached the endpoint) feeds its
+   * typical duration and moves its adaptive limit.
+   */
+  release(organizationId: string, lease: InFlightLease, answer?: LimitAnswer): void {
+    this.limits.release(lease, answer);
+    this.endpoints.release(lease.endpointId, answer?.latencyMs);
     this.organizations.release(organizationId);
   }
 
@@ -132,6 +153,7 @@ export class AttemptSlots implements OnModuleDestroy {
 
   onModuleDestroy(): void {
     this.rates.close();
+    this.limits.close();
   }
 }
 

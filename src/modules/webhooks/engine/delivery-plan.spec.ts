@@ -19,6 +19,7 @@ function target(overrides: Partial<DeliveryTarget> = {}): DeliveryTarget {
     contractAddresses: null,
     headers: {},
     rateLimitPerSecond: null,
+    maxInFlight: null,
     secret: 'secret',
     secretError: null,
     previous: null,

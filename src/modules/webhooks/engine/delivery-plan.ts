@@ -20,7 +20,7 @@ export type Admission = 'afterClaim' | 'none';
  * seam for scheduling: today per endpoint (a slow endpoint at its limit waits); a per-organization
  * share slots in here without touching the plan or the executor.
  */
-export type Admit = (target: Pick<DeliveryTarget, 'organizationId' | 'endpointId'>) => Admission;
+export type Admit = (target: Pick<DeliveryTarget, 'organizationId' | 'endpointId'>, maxInFlight: number | null) => Admission;
 
 /** One attempt the executor is to make (its number is known once claimed). */
 export interface PlannedAttempt {
@@ -198,7 +198,7 @@ function plannedAttempt(
   admit: Admit,
 ): PlannedAttempt | null {
   const permanent = permanentFailure(target);
-  if (!permanent && admit(webhook) === 'none') return null;
+  if (!permanent && admit(webhook, target?.maxInFlight ?? null) === 'none') return null;
   return {
     id: webhook.id,
     eventId: webhook.eventId,

@@ -23,9 +23,10 @@ export class InFlightLimiter {
     private readonly options: { fastMs: number; maxWaitMs: number } = { fastMs: 0, maxWaitMs: 0 },
   ) {}
 
-  tryAcquire(key: string): boolean {
+  /** A slot now, if the key has fewer than `limit` in flight (the limiter's own by default; an endpoint's adapts). */
+  tryAcquire(key: string, limit = this.perKey): boolean {
     const current = this.inFlight.get(key) ?? 0;
-    if (current >= this.perKey) return false;
+    if (current >= limit) return false;
     this.inFlight.set(key, current + 1);
     if (!this.silentSince.has(key)) this.silentSince.set(key, Date.now());
     return true;
@@ -47,8 +48,8 @@ export class InFlightLimiter {
    * none frees in time. Callers wait only for a key that isFast, so a slow or failing
    * endpoint can never tie up the worker's other job slots.
    */
-  waitForSlot(key: string): Promise<boolean> {
-    if (this.tryAcquire(key)) return Promise.resolve(true);
+  waitForSlot(key: string, limit = this.perKey): Promise<boolean> {
+    if (this.tryAcquire(key, limit)) return Promise.resolve(true);
     if (this.options.maxWaitMs <= 0) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const queue = this.waiters.get(key) ?? [];
