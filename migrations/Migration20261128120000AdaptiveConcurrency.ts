@@ -4,7 +4,7 @@ import { Migration } from '@mikro-orm/migrations';
  * An endpoint's `maxInFlight` (null: the service's WEBHOOK_PER_RECEIVER_CONCURRENCY), the ceiling
  * of its adaptive in-flight limit; and each attempt's limit when it started, for the delivery log.
  */
-export class Migration20261127160000AdaptiveConcurrency extends Migration {
+export class Migration20261128120000AdaptiveConcurrency extends Migration {
   up(): void {
     this.addSql(`
       alter table "webhook_endpoint" add column "max_in_flight" int null
