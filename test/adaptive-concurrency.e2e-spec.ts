@@ -1,4 +1,7 @@
+import Redis from 'ioredis';
 import { Client } from 'pg';
+import { appliedChanges, grantFor } from '../src/modules/webhooks/engine/in-flight-grant.rules';
+import { GRANT_SCRIPT } from '../src/modules/webhooks/engine/in-flight-grant.script';
 import { bearer, createOrganization, expectProblem, TestOrganization } from './support/factories';
 import { createIsolatedDatabase } from './support/isolated-database';
 import { ReceivedWebhook, TestReceiver, waitUntil } from './support/receiver';
@@ -200,12 +203,13 @@ describe('an endpoint’s in-flight limit, across worker processes', () => {
   const workers: ServiceProcess[] = [];
   let t: HttpTarget;
   let receiver: TestReceiver;
+  const queuePrefix = `adapt${Date.now().toString(36)}`;
 
   beforeAll(async () => {
     database = await createIsolatedDatabase('adaptive');
     db = new Client({ connectionString: database.url });
     await db.connect();
-    const env = testEnv({ DATABASE_URL: database.url, QUEUE_PREFIX: `adapt${Date.now().toString(36)}`, WEBHOOK_TIMEOUT_MS: '3000' });
+    const env = testEnv({ DATABASE_URL: database.url, QUEUE_PREFIX: queuePrefix, WEBHOOK_TIMEOUT_MS: '3000' });
     // The API first: it applies the migrations the workers then find done.
     api = await ServiceProcess.start({ ...env, ROLE: 'api' });
     workers.push(
@@ -238,8 +242,28 @@ describe('an endpoint’s in-flight limit, across worker processes', () => {
       setTimeout(() => (inFlight -= 1), 100);
       return { status: 200, delayMs: 100 };
     };
+    // The workers' grants of the endpoint, as Redis records them while the webhooks go out.
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const grantSums: number[] = [];
+    const holders = new Set<string>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const grants = await redis.hgetall(`${queuePrefix}:endpoint-in-flight:grants:{${endpoint.id}}`);
+        const held = Object.entries(grants).map(([worker, value]) => [worker, Number(value.split(':')[0])] as const);
+        for (const [worker, n] of held) if (n > 0) holders.add(worker);
+        grantSums.push(held.reduce((sum, [, n]) => sum + n, 0));
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
     const wallets = await createWallets(t, org, WRITES, 'shared');
     await receiver.waitFor((r) => new Set(r.filter((w) => w.path === '/shared').map((w) => w.body.resourceId)).size >= WRITES, 90_000);
+    sampling = false;
+    await sampler;
+    redis.disconnect();
+    // Both workers held places of the endpoint, and together never more than maxInFlight.
+    expect(holders.size).toBe(2);
+    expect(Math.max(...grantSums)).toBeLessThanOrEqual(MAX_IN_FLIGHT);
 
     const received = receiver.received.filter((w) => w.path === '/shared');
     expect(received).toHaveLength(WRITES);
@@ -262,4 +286,88 @@ describe('an endpoint’s in-flight limit, across worker processes', () => {
     expect(rows.every((r) => r.in_flight_limit >= 1 && r.in_flight_limit <= MAX_IN_FLIGHT)).toBe(true);
     expect(rows.reduce((sum, r) => sum + Number(r.n), 0)).toBe(WRITES);
   }, 150_000);
+});
+
+/**
+ * The grant script in Redis does the arithmetic of the pure rules it mirrors (appliedChanges,
+ * grantFor), checked on random grants, limits and changes against a real Redis.
+ */
+describe('the in-flight grant script', () => {
+  let redis: Redis;
+  const prefix = `grant-mirror-${Date.now().toString(36)}-${process.pid}`;
+  beforeAll(() => {
+    redis = new Redis('redis://127.0.0.1:6379');
+    redis.defineCommand('inFlightGrant', { numberOfKeys: 2, lua: GRANT_SCRIPT });
+  });
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it('drops expired grants, applies the changes and grants what the rules grant, for 300 random cases', async () => {
+    let seed = 42;
+    const rand = (below: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return Math.floor((seed / 2147483648) * below);
+    };
+    const grant = (redis as unknown as { inFlightGrant(...args: (string | number)[]): Promise<number[]> }).inFlightGrant.bind(redis);
+    const mismatches: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const grantsKey = `${prefix}:grants:{${i}}`;
+      const limitKey = `${prefix}:limit:{${i}}`;
+      const max = 1 + rand(20);
+      const [seconds, micros] = await redis.time();
+      const before = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      const others = Array.from({ length: rand(4) }, (_, j) => ({
+        id: `other-${j}`,
+        held: rand(max + 1),
+        want: rand(max + 1),
+        expired: rand(4) === 0,
+      }));
+      for (const o of others) await redis.hset(grantsKey, o.id, `${o.held}:${o.want}:${o.expired ? before - 1 : before + 60_000}`);
+      const stored = rand(3) === 0 ? null : { limit: 1 + rand(max + 5), threshold: 1 + rand(max + 5), lastCutAt: before - rand(2000) };
+      if (stored) await redis.hset(limitKey, 'l', stored.limit, 't', stored.threshold, 'c', stored.lastCutAt);
+      const start = 1 + rand(max);
+      const held = rand(max + 1);
+      const want = rand(max + 3);
+      const grow = rand(3) === 0 ? 1 + rand(10) : 0;
+      const cut = rand(3) === 0 ? { to: 1 + rand(max), startedAt: before - rand(3000) } : null;
+      const reply = await grant(grantsKey, limitKey, 'me', max, start, held, want, 60_000, grow, cut?.to ?? 0, cut?.startedAt ?? 0, 60_000);
+      const now = reply[7];
+      const shared = appliedChanges(stored ?? { limit: start, threshold: max, lastCutAt: 0 }, { grow, cut }, now, max);
+      const live = others.filter((o) => !o.expired);
+      const expectedGrant = grantFor({
+        limit: shared.limit,
+        want: Math.min(want, shared.limit),
+        held,
+        others: live.map((o) => ({ held: o.held, want: Math.min(o.want, shared.limit) })),
+      });
+      const expected = [
+        expectedGrant.target,
+        expectedGrant.hold,
+        shared.limit,
+        shared.threshold,
+        shared.lastCutAt,
+        live.reduce((sum, o) => sum + o.held, 0),
+        live.reduce((sum, o) => sum + Math.max(0, o.want - o.held), 0),
+        now,
+      ];
+      const recorded = await redis.hgetall(grantsKey);
+      const mine = recorded.me ? recorded.me.split(':').slice(0, 2).map(Number) : null;
+      const expectedMine =
+        expectedGrant.hold === 0 && Math.min(want, shared.limit) === 0 ? null : [expectedGrant.hold, Math.min(want, shared.limit)];
+      const expectedFields = [...live.map((o) => o.id), ...(expectedMine ? ['me'] : [])].sort();
+      if (
+        JSON.stringify(reply) !== JSON.stringify(expected) ||
+        JSON.stringify(mine) !== JSON.stringify(expectedMine) ||
+        JSON.stringify(Object.keys(recorded).sort()) !== JSON.stringify(expectedFields)
+      ) {
+        mismatches.push(
+          `case ${i}: got ${JSON.stringify([reply, mine, Object.keys(recorded)])}, expected ${JSON.stringify([expected, expectedMine, expectedFields])}`,
+        );
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
 });

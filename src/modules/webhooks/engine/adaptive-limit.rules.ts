@@ -3,8 +3,9 @@ import type { AttemptOutcome } from './webhook-sender';
 /**
  * The adaptive in-flight limit of an endpoint (additive increase, multiplicative decrease, as TCP's
  * congestion window and Netflix's concurrency-limits): pure rules. The limit lives in Redis,
- * shared by every worker (adaptive-limits.ts applies what these rules decide); each worker judges
- * its own answers against the receiver's latency as it saw it.
+ * shared by every worker through grants (in-flight-grant.rules.ts; adaptive-limits.ts applies
+ * what these rules decide, with each worker's next grant call); each worker judges its own answers
+ * against the receiver's latency as it saw it.
  */
 
 /**
@@ -25,12 +26,12 @@ export const DECREASE_FACTOR = 0.5;
 /** Successful answers judged together: the limit's worth (one round trip), at most this many. */
 export const MAX_WINDOW_ANSWERS = 50;
 
-/** The shared state of an endpoint's limit at the start of an attempt, as the acquire read it. */
+/** The shared state of an endpoint's limit at the start of an attempt, as the worker knew it. */
 export interface LimitAtStart {
   limit: number;
   /** Below this the limit grows by one per good answer (slow start); at or above it, by one per window of them. */
   threshold: number;
-  /** Attempts in flight to the endpoint, across workers, this one included. */
+  /** Attempts in flight to the endpoint, this one included: the worker's own, and the places the other workers hold. */
   inFlight: number;
 }
 
@@ -139,9 +140,10 @@ export function afterAnswer(seen: AnswersSeen, answer: JudgedAnswer, atStart: Li
 }
 
 /**
- * The shared state after a change, as the store applies it (the Lua in adaptive-limits.ts does
- * the same arithmetic atomically): a cut applies only to an attempt started after the last cut,
- * and sets the threshold to the new limit; every limit stays within [1, maxInFlight].
+ * The shared state after a change, as the store applies it (the grant script in
+ * in-flight-grant.script.ts does the same arithmetic atomically, see appliedChanges): a cut
+ * applies only to an attempt started after the last cut, and sets the threshold to the new limit;
+ * every limit stays within [1, maxInFlight].
  */
 export function appliedLimit(
   state: { limit: number; threshold: number; lastCutAt: number },

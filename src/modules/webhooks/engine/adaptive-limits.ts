@@ -3,122 +3,110 @@ import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { createRedisConnection, RedisConnection } from '../../../common/redis/redis-connection';
 import type { AppConfig } from '../../../config/app-config';
-import { afterAnswer, AnswersSeen, JudgedAnswer, LimitAtStart, LimitChange, NOTHING_SEEN, startLimit } from './adaptive-limit.rules';
+import { afterAnswer, AnswersSeen, JudgedAnswer, LimitAtStart, NOTHING_SEEN, startLimit } from './adaptive-limit.rules';
+import { appliedChanges, heldOf, NO_CHANGES, PendingChanges, SharedLimit, withChange } from './in-flight-grant.rules';
+import { GRANT_SCRIPT } from './in-flight-grant.script';
 import { endpointInFlightLimit } from './webhook-metrics';
 
-/**
- * Takes a lease on one of the endpoint's in-flight places. KEYS: the endpoint's leases (a sorted
- * set, scored by expiry on Redis's clock) and its limit (a hash: `l` limit, `t` threshold, `c`
- * last cut). Leases past their expiry (a worker that stopped without giving them back) are
- * dropped first, so a lost release never shrinks the endpoint for longer than a lease.
- * ARGV: lease id, maxInFlight, start limit, lease ms. Returns {given, limit, threshold, inFlight, now}.
- */
-const ACQUIRE_SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local max = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local s = redis.call('HMGET', KEYS[2], 'l', 't')
-local limit = math.max(1, math.min(max, tonumber(s[1]) or tonumber(ARGV[3])))
-local threshold = math.max(1, math.min(max, tonumber(s[2]) or max))
-local n = redis.call('ZCARD', KEYS[1])
-if n >= limit then return {0, limit, threshold, n, now} end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
-return {1, limit, threshold, n + 1, now}
-`;
-
-/**
- * Gives a lease back and applies what its answer decided (appliedLimit in adaptive-limit.rules.ts,
- * the same arithmetic). ARGV: lease id, maxInFlight, start limit, change ('none'|'grow'|'cut'),
- * its amount, when the attempt started (Redis's clock), idle ms. Returns {limit, threshold}.
- */
-const RELEASE_SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local max = tonumber(ARGV[2])
-redis.call('ZREM', KEYS[1], ARGV[1])
-local s = redis.call('HMGET', KEYS[2], 'l', 't', 'c')
-local limit = tonumber(s[1]) or tonumber(ARGV[3])
-local threshold = tonumber(s[2]) or max
-local cut = tonumber(s[3]) or 0
-local kind = ARGV[4]
-local amount = tonumber(ARGV[5])
-if kind == 'grow' then
-  limit = limit + amount
-elseif kind == 'cut' and tonumber(ARGV[6]) >= cut then
-  limit = math.min(limit, amount)
-  limit = math.max(1, math.min(max, limit))
-  threshold = limit
-  cut = now
-end
-limit = math.max(1, math.min(max, limit))
-threshold = math.max(1, math.min(max, threshold))
-redis.call('HSET', KEYS[2], 'l', limit, 't', threshold, 'c', cut)
-redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[7]))
-return {limit, threshold}
-`;
-
-/** An endpoint's limit starts over after this long without an answer. */
-const IDLE_MS = 3_600_000;
-/** Endpoints whose latency and credit a worker remembers; the least recently used is forgotten first. */
+/** An endpoint's limit starts over after this long without a grant call. */
+const LIMIT_IDLE_MS = 3_600_000;
+/** How long a grant may be used to admit attempts after the call that gave it, without another answer from Redis. */
+const FRESH_MS = 2000;
+/** A grant in use is renewed this often (within FRESH_MS even when a call fails or two). */
+const RENEW_MS = 500;
+/** Soon: a grant to shrink (held over its target while others wait), or asked again after getting less than it wanted. */
+const SOON_MS = 50;
+const TICK_MS = 50;
+/** A grant nothing asked for, with nothing in flight, for this long is forgotten. */
+const GRANT_IDLE_MS = 3000;
+/** Endpoints whose latency a worker remembers; the least recently used is forgotten first. */
 const ENDPOINTS_REMEMBERED = 10_000;
 const COMMAND_TIMEOUT_MS = 1000;
 const WARN_EVERY_MS = 10_000;
 
-/** A place among an endpoint's attempts in flight, across workers. */
-export interface InFlightLease {
+/** An attempt's place under its endpoint's limit on this worker, and the limit as it started. */
+export interface InFlightPlace {
   endpointId: string;
-  id: string;
   maxInFlight: number;
   atStart: LimitAtStart;
-  /** When the place was given, on Redis's clock. */
+  /** When it started, on Redis's clock as this worker reckons it. */
   startedAt: number;
 }
 
-/** What came back from the receiver, as the limit judges it. */
-export type LimitAnswer = JudgedAnswer;
-
-interface Known {
-  limit: number;
-  /** The endpoint's answers as this worker saw them (the latency baseline and the open window). */
-  seen: AnswersSeen;
+/** This worker's share of one endpoint's limit, and what it knows of the limit. */
+interface Grant {
+  endpointId: string;
+  max: number;
+  /** The places this worker may fill, as its last grant call gave. */
+  target: number;
+  /** The places Redis records for it: at least `target`, and at least what it had in flight. */
+  hold: number;
+  /** The shared limit as the last call answered, with this worker's changes since applied. */
+  known: SharedLimit;
+  pending: PendingChanges;
+  /** What the other workers hold, as the last call found. */
+  othersHeld: number;
+  /** Attempts the batches asked for since the last call. */
+  demand: number;
+  /** Admission uses the grant until then (this worker's clock); a grant not yet answered has 0. */
+  freshUntil: number;
+  renewAt: number;
+  sentAt: number;
+  /** The last call gave less than it asked: ask again only after SOON_MS. */
+  short: boolean;
+  /** Redis records a grant or a want of this worker. */
+  recorded: boolean;
+  calling: Promise<void> | null;
+  /** While a call is out: the places it said this worker fills, which the answer's hold covers. */
+  sentHeld: number;
+  lastAskedAt: number;
 }
 
+type GrantReply = [number, number, number, number, number, number, number, number];
+
 /**
- * The adaptive in-flight limit of every endpoint, shared by the workers through Redis: a lease
- * per attempt in flight (one round trip to take it; giving it back, with what the answer says of
- * the receiver's load, is not waited for and goes out pipelined with the other commands of the
- * moment). Each endpoint's two keys carry its id as their one hash tag, so a Redis Cluster keeps
- * them on one node. Fails closed, as the rate limit does: while Redis cannot be asked, no attempt
- * gets a place (its webhook is looked at again shortly), since maxInFlight is a promise to the
- * receiver; the queues live in the same Redis anyway.
+ * Each endpoint's adaptive in-flight limit, shared by the workers through grants in Redis. A
+ * worker asks for a grant for the endpoints of a batch before planning it, at most one round trip
+ * per batch (one script per endpoint, pipelined) and none while its grants are fresh and have
+ * room; admission, slots and answers are then local. Grants in use are renewed on a timer, which
+ * also carries the grows the answers gathered; a cut is applied here at once and sent at once.
+ * Each endpoint's two keys carry its id as their one hash tag, so a Redis Cluster keeps them on one
+ * node. Fails closed, as the rate limit does: once a grant cannot be renewed for FRESH_MS, no
+ * attempt is admitted to its endpoint (its webhooks are looked at again shortly), since
+ * maxInFlight is a promise to the receiver; the queues live in the same Redis anyway.
  */
 export class AdaptiveLimits {
   private readonly logger = new Logger('EndpointInFlightLimit');
   private readonly redis: RedisConnection;
   private readonly prefix: string;
   private readonly worker = randomUUID();
-  private leases = 0;
-  private readonly known = new LRUCache<string, Known>({ max: ENDPOINTS_REMEMBERED });
+  private readonly grants = new Map<string, Grant>();
+  private readonly seen = new LRUCache<string, { seen: AnswersSeen }>({ max: ENDPOINTS_REMEMBERED });
+  /** Redis's clock minus this worker's, as the last answer showed. */
+  private offsetMs = 0;
+  private closing = false;
   private lastWarnAt = 0;
+  private readonly timer: NodeJS.Timeout;
 
   constructor(
     config: Pick<AppConfig, 'redisUrl' | 'redisClusterNodes' | 'queuePrefix'>,
     private readonly serviceDefault: number,
+    /** An attempt's claim lease: a grant outlives any attempt admitted under it by that much. */
     private readonly leaseMs: number,
+    /** This worker's attempts in flight to an endpoint (slots taken). */
+    private readonly inFlight: (endpointId: string) => number,
   ) {
-    // The offline queue holds the first commands while the connection opens: several attempts
-    // start at once on a fresh worker, and without it they would all find no place.
+    // The offline queue holds the first calls while the connection opens.
     this.redis = createRedisConnection(config, 'endpoint-in-flight', {
       commandTimeout: COMMAND_TIMEOUT_MS,
       enableAutoPipelining: true,
       enableOfflineQueue: true,
     });
-    this.redis.defineCommand('inFlightAcquire', { numberOfKeys: 2, lua: ACQUIRE_SCRIPT });
-    this.redis.defineCommand('inFlightRelease', { numberOfKeys: 2, lua: RELEASE_SCRIPT });
+    this.redis.defineCommand('inFlightGrant', { numberOfKeys: 2, lua: GRANT_SCRIPT });
     this.redis.on('error', () => undefined);
     this.prefix = `${config.queuePrefix}:endpoint-in-flight:`;
+    this.timer = setInterval(() => this.renew(), TICK_MS);
+    this.timer.unref();
   }
 
   /** The endpoint's maxInFlight: its own, or the service's default when it sets none. */
@@ -126,92 +114,234 @@ export class AdaptiveLimits {
     return maxInFlight ?? this.serviceDefault;
   }
 
-  /** The endpoint's current limit as this worker last learned it (where it starts, before anything is known). */
-  current(endpointId: string, maxInFlight: number | null): number {
-    const max = this.maxOf(maxInFlight);
-    return Math.max(1, Math.min(max, this.known.get(endpointId)?.limit ?? startLimit(max, this.serviceDefault)));
+  /**
+   * Makes sure each endpoint a batch is about to plan has a fresh grant with room for its
+   * attempts (`attempts`: how many the batch may ask admission for): one script per endpoint that
+   * needs one, sent together. Resolves at once when every grant is fresh and has room.
+   */
+  async prepare(
+    demand: ReadonlyMap<string, { maxInFlight: number | null; attempts: number }>,
+    admitted: (endpointId: string) => number,
+  ): Promise<void> {
+    const now = Date.now();
+    let calls: Promise<void>[] | null = null;
+    for (const [endpointId, { maxInFlight, attempts }] of demand) {
+      const grant = this.grantOf(endpointId, maxInFlight);
+      grant.demand += attempts;
+      grant.lastAskedAt = now;
+      let call: Promise<void> | null = null;
+      if (now >= grant.freshUntil) call = this.call(grant);
+      else if (!grant.calling && this.wantsMore(grant, attempts + admitted(endpointId), now)) call = this.call(grant);
+      if (call) (calls ??= []).push(call);
+    }
+    if (calls) await Promise.all(calls);
   }
 
-  /** A place among the endpoint's attempts in flight across every worker, or null when they are at its limit (or Redis cannot be asked). */
-  async acquire(endpointId: string, maxInFlight: number | null): Promise<InFlightLease | null> {
-    const max = this.maxOf(maxInFlight);
-    const start = startLimit(max, this.serviceDefault);
-    this.leases += 1;
-    const id = `${this.worker}:${this.leases}`;
-    try {
-      const [given, limit, threshold, inFlight, now] = await (
-        this.redis as unknown as { inFlightAcquire(...args: (string | number)[]): Promise<number[]> }
-      ).inFlightAcquire(this.leaseKey(endpointId), this.limitKey(endpointId), id, max, start, this.leaseMs);
-      this.learn(endpointId, limit);
-      if (given !== 1) return null;
-      return { endpointId, id, maxInFlight: max, atStart: { limit, threshold, inFlight }, startedAt: now };
-    } catch (error) {
-      this.warn(error);
-      return null;
-    }
+  /** How many attempts may be admitted to the endpoint now (in flight and admitted included): 0 without a fresh grant. */
+  admissionLimit(endpointId: string): number {
+    const grant = this.grants.get(endpointId);
+    return grant && Date.now() < grant.freshUntil ? this.usable(grant) : 0;
+  }
+
+  /** How many of this worker's attempts may be in flight to the endpoint now. */
+  slotLimit(endpointId: string): number {
+    const grant = this.grants.get(endpointId);
+    return grant ? this.usable(grant) : 0;
+  }
+
+  /** An attempt took one of the endpoint's slots: the limit it starts under. Null when the worker has no grant on it. */
+  started(endpointId: string): InFlightPlace | null {
+    const grant = this.grants.get(endpointId);
+    if (!grant) return null;
+    return {
+      endpointId,
+      maxInFlight: grant.max,
+      startedAt: Date.now() + this.offsetMs,
+      atStart: { limit: grant.known.limit, threshold: grant.known.threshold, inFlight: this.inFlight(endpointId) + grant.othersHeld },
+    };
   }
 
   /**
-   * Gives the lease back; with the answer (a request that reached the endpoint), what it says of
-   * the receiver's load moves the limit. Not waited for: a failure only leaves the lease to expire.
+   * An answer (a request that reached the endpoint) judged by the rules: a grow is gathered for
+   * the next call, a cut lowers the limit this worker uses at once and is sent at once.
    */
-  release(lease: InFlightLease, answer?: LimitAnswer): void {
-    let change: LimitChange = { kind: 'none' };
-    const known = this.remembered(lease.endpointId, lease.atStart.limit);
-    if (answer) {
-      const next = afterAnswer(known.seen, answer, lease.atStart);
-      known.seen = next.seen;
-      change = next.change;
-    }
-    const amount = change.kind === 'grow' ? change.by : change.kind === 'cut' ? change.to : 0;
-    const start = startLimit(lease.maxInFlight, this.serviceDefault);
-    (this.redis as unknown as { inFlightRelease(...args: (string | number)[]): Promise<number[]> })
-      .inFlightRelease(
-        this.leaseKey(lease.endpointId),
-        this.limitKey(lease.endpointId),
-        lease.id,
-        lease.maxInFlight,
-        start,
-        change.kind,
-        amount,
-        lease.startedAt,
-        IDLE_MS,
-      )
-      .then(([limit]) => this.learn(lease.endpointId, limit))
-      .catch((error: unknown) => this.warn(error));
+  answered(place: InFlightPlace, answer: JudgedAnswer): void {
+    let remembered = this.seen.get(place.endpointId);
+    if (!remembered) this.seen.set(place.endpointId, (remembered = { seen: NOTHING_SEEN }));
+    const next = afterAnswer(remembered.seen, answer, place.atStart);
+    remembered.seen = next.seen;
+    const grant = this.grants.get(place.endpointId);
+    if (next.change.kind === 'none' || !grant) return;
+    const changed = withChange(grant.known, grant.pending, next.change, place.startedAt, Date.now() + this.offsetMs, grant.max);
+    grant.known = changed.known;
+    grant.pending = changed.pending;
+    if (!changed.cut) return;
+    endpointInFlightLimit.set({ endpoint_id: place.endpointId }, grant.known.limit);
+    // A call out now carried none of it: the answer to that one sends it (see learn).
+    if (!grant.calling && !this.closing) void this.call(grant);
   }
 
-  /** The keys of an endpoint's leases and limit; their one hash tag is the endpoint id. */
-  leaseKey(endpointId: string): string {
-    return `${this.prefix}leases:{${endpointId}}`;
+  /** The keys of an endpoint's grants and limit; their one hash tag is the endpoint id. */
+  grantsKey(endpointId: string): string {
+    return `${this.prefix}grants:{${endpointId}}`;
   }
 
   limitKey(endpointId: string): string {
     return `${this.prefix}limit:{${endpointId}}`;
   }
 
-  close(): void {
+  /** Gives back what this worker holds beyond its attempts still in flight (best effort, within a second), then disconnects. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.closing = true;
+    const calls = [...this.grants.values()]
+      .filter((g) => g.recorded || g.calling !== null)
+      .map((g) => this.settled(g).then(() => this.call(g)));
+    await Promise.race([
+      Promise.allSettled(calls),
+      new Promise<void>((resolve) => {
+        setTimeout(resolve, COMMAND_TIMEOUT_MS).unref();
+      }),
+    ]);
     this.redis.disconnect();
   }
 
-  private remembered(endpointId: string, limit: number): Known {
-    let known = this.known.get(endpointId);
-    if (!known) {
-      known = { limit, seen: NOTHING_SEEN };
-      this.known.set(endpointId, known);
+  private grantOf(endpointId: string, maxInFlight: number | null): Grant {
+    const max = this.maxOf(maxInFlight);
+    let grant = this.grants.get(endpointId);
+    if (!grant) {
+      const start = startLimit(max, this.serviceDefault);
+      grant = {
+        endpointId,
+        max,
+        target: 0,
+        hold: 0,
+        known: { limit: start, threshold: max, lastCutAt: 0 },
+        pending: NO_CHANGES,
+        othersHeld: 0,
+        demand: 0,
+        freshUntil: 0,
+        renewAt: 0,
+        sentAt: 0,
+        short: false,
+        recorded: false,
+        calling: null,
+        sentHeld: 0,
+        lastAskedAt: 0,
+      };
+      this.grants.set(endpointId, grant);
     }
-    return known;
+    if (grant.max !== max) {
+      // maxInFlight changed: the limit known is kept within it, and the grant is asked for anew.
+      grant.max = max;
+      grant.known = appliedChanges(grant.known, NO_CHANGES, 0, max);
+      grant.freshUntil = 0;
+    }
+    return grant;
   }
 
-  /** What Redis said the limit is: kept for admission, and shown in /metrics. */
-  private learn(endpointId: string, limit: number): void {
-    this.remembered(endpointId, limit).limit = limit;
-    endpointInFlightLimit.set({ endpoint_id: endpointId }, limit);
+  /** The places this worker may fill: its target, the limit it knows (a cut applies at once), and while a call is out what that call said it fills. */
+  private usable(grant: Grant): number {
+    const usable = Math.min(grant.target, grant.known.limit);
+    return grant.calling ? Math.min(usable, grant.sentHeld) : usable;
+  }
+
+  /** A batch wants more than the grant has room for, and asking may give more (the limit it knows is above the target). */
+  private wantsMore(grant: Grant, wanted: number, now: number): boolean {
+    if (this.inFlight(grant.endpointId) + wanted <= this.usable(grant)) return false;
+    if (grant.target >= Math.min(grant.known.limit, grant.max)) return false;
+    return !grant.short || now - grant.sentAt >= SOON_MS;
+  }
+
+  /** One grant call for the endpoint (the one already out, if any): renews or shrinks the grant and carries the gathered changes. */
+  private call(grant: Grant): Promise<void> {
+    if (grant.calling) return grant.calling;
+    const inFlight = this.inFlight(grant.endpointId);
+    const inUse = !this.closing && grant.demand > 0;
+    const held = heldOf({ hold: grant.hold, inFlight, usable: this.usable(grant), inUse });
+    const want = this.closing ? 0 : Math.min(grant.max, inFlight + grant.demand);
+    const pending = grant.pending;
+    const sentAt = Date.now();
+    grant.pending = NO_CHANGES;
+    grant.demand = 0;
+    grant.sentAt = sentAt;
+    grant.sentHeld = held;
+    const cut = pending.cut;
+    const reply = (this.redis as unknown as { inFlightGrant(...args: (string | number)[]): Promise<GrantReply> }).inFlightGrant(
+      this.grantsKey(grant.endpointId),
+      this.limitKey(grant.endpointId),
+      this.worker,
+      grant.max,
+      startLimit(grant.max, this.serviceDefault),
+      held,
+      want,
+      FRESH_MS + this.leaseMs,
+      pending.grow,
+      cut ? cut.to : 0,
+      cut ? cut.startedAt : 0,
+      LIMIT_IDLE_MS,
+    );
+    grant.calling = reply.then(
+      (answer) => {
+        grant.calling = null;
+        this.learn(grant, answer, sentAt, want);
+      },
+      (error: unknown) => {
+        grant.calling = null;
+        // Whether the script ran is unknown: only what both cases record is used, and the cut is sent again.
+        grant.target = Math.min(grant.target, held);
+        grant.hold = held;
+        grant.renewAt = Date.now() + RENEW_MS;
+        if (cut) grant.pending = { ...grant.pending, cut: grant.pending.cut ?? cut };
+        this.warn(error);
+      },
+    );
+    return grant.calling;
+  }
+
+  private learn(
+    grant: Grant,
+    [target, hold, limit, threshold, lastCutAt, othersHeld, othersShort, now]: GrantReply,
+    sentAt: number,
+    want: number,
+  ): void {
+    this.offsetMs = now - Date.now();
+    grant.target = target;
+    grant.hold = hold;
+    grant.othersHeld = othersHeld;
+    grant.short = target < want;
+    grant.recorded = hold > 0 || want > 0;
+    grant.freshUntil = sentAt + FRESH_MS;
+    grant.known = appliedChanges({ limit, threshold, lastCutAt }, grant.pending, now, grant.max);
+    // Over its target while other workers wait for places: shrink again as soon as attempts end.
+    grant.renewAt = Date.now() + (hold > target && othersShort > 0 ? SOON_MS : RENEW_MS);
+    endpointInFlightLimit.set({ endpoint_id: grant.endpointId }, grant.known.limit);
+    // A cut that came while this call was out goes at once.
+    if (grant.pending.cut && !this.closing) void this.call(grant);
+  }
+
+  /** The timer: renews grants in use, shrinks unused ones, forgets idle ones. */
+  private renew(): void {
+    const now = Date.now();
+    for (const grant of this.grants.values()) {
+      if (grant.calling) continue;
+      const idle = this.inFlight(grant.endpointId) === 0 && grant.demand === 0;
+      const nothingToSend = idle && grant.pending.grow === 0 && grant.pending.cut === null;
+      if (nothingToSend && !grant.recorded) {
+        if (now - grant.lastAskedAt >= GRANT_IDLE_MS) this.grants.delete(grant.endpointId);
+        continue;
+      }
+      if (now >= grant.renewAt) void this.call(grant);
+    }
+  }
+
+  private settled(grant: Grant): Promise<void> {
+    return grant.calling ? grant.calling.then(() => this.settled(grant)) : Promise.resolve();
   }
 
   private warn(error: unknown): void {
     if (Date.now() - this.lastWarnAt <= WARN_EVERY_MS) return;
     this.lastWarnAt = Date.now();
-    this.logger.warn({ err: error }, 'cannot reach Redis for the endpoints’ in-flight limits; webhooks wait for it');
+    this.logger.warn({ err: error }, 'cannot reach Redis for the endpoints’ in-flight limits; their webhooks wait for it');
   }
 }

@@ -68,21 +68,25 @@ export class InFlightLimiter {
     });
   }
 
-  /** Frees a slot (handing it straight to a waiter, if any); `tookMs` feeds the key's typical duration. */
-  release(key: string, tookMs?: number): void {
+  /**
+   * Frees a slot, handing it straight to a waiter if any while the key is within `limit` (an
+   * endpoint's may have shrunk since the waiter came: it then waits for a later slot); `tookMs`
+   * feeds the key's typical duration.
+   */
+  release(key: string, tookMs?: number, limit = this.perKey): void {
     if (tookMs !== undefined) {
       const previous = this.typicalMs.get(key);
       this.typicalMs.set(key, previous === undefined ? tookMs : previous * 0.8 + tookMs * 0.2);
     }
     this.silentSince.set(key, Date.now());
-    const queue = this.waiters.get(key);
+    const current = this.inFlight.get(key) ?? 0;
+    const queue = current <= limit ? this.waiters.get(key) : undefined;
     const next = queue?.shift();
     if (queue && queue.length === 0) this.waiters.delete(key);
     if (next) {
       next(true);
       return;
     }
-    const current = this.inFlight.get(key) ?? 0;
     if (current <= 1) {
       this.inFlight.delete(key);
       this.silentSince.delete(key);
