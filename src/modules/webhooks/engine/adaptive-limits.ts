@@ -46,8 +46,13 @@ interface Grant {
   pending: PendingChanges;
   /** What the other workers hold, as the last call found. */
   othersHeld: number;
-  /** Attempts the batches asked for since the last call. */
+  /**
+   * Attempts the batches asked for in this window of RENEW_MS and the one before: with what is in
+   * flight, what the worker wants (a rate, so a steady flow keeps its grant between calls).
+   */
   demand: number;
+  previousDemand: number;
+  windowStartedAt: number;
   /** Admission uses the grant until then (this worker's clock); a grant not yet answered has 0. */
   freshUntil: number;
   renewAt: number;
@@ -127,6 +132,7 @@ export class AdaptiveLimits {
     let calls: Promise<void>[] | null = null;
     for (const [endpointId, { maxInFlight, attempts }] of demand) {
       const grant = this.grantOf(endpointId, maxInFlight);
+      this.roll(grant, now);
       grant.demand += attempts;
       grant.lastAskedAt = now;
       let call: Promise<void> | null = null;
@@ -220,6 +226,8 @@ export class AdaptiveLimits {
         pending: NO_CHANGES,
         othersHeld: 0,
         demand: 0,
+        previousDemand: 0,
+        windowStartedAt: Date.now(),
         freshUntil: 0,
         renewAt: 0,
         sentAt: 0,
@@ -257,13 +265,13 @@ export class AdaptiveLimits {
   private call(grant: Grant): Promise<void> {
     if (grant.calling) return grant.calling;
     const inFlight = this.inFlight(grant.endpointId);
-    const inUse = !this.closing && grant.demand > 0;
+    const asked = grant.demand + grant.previousDemand;
+    const inUse = !this.closing && asked > 0;
     const held = heldOf({ hold: grant.hold, inFlight, usable: this.usable(grant), inUse });
-    const want = this.closing ? 0 : Math.min(grant.max, inFlight + grant.demand);
+    const want = this.closing ? 0 : Math.min(grant.max, inFlight + asked);
     const pending = grant.pending;
     const sentAt = Date.now();
     grant.pending = NO_CHANGES;
-    grant.demand = 0;
     grant.sentAt = sentAt;
     grant.sentHeld = held;
     const cut = pending.cut;
@@ -325,7 +333,8 @@ export class AdaptiveLimits {
     const now = Date.now();
     for (const grant of this.grants.values()) {
       if (grant.calling) continue;
-      const idle = this.inFlight(grant.endpointId) === 0 && grant.demand === 0;
+      this.roll(grant, now);
+      const idle = this.inFlight(grant.endpointId) === 0 && grant.demand + grant.previousDemand === 0;
       const nothingToSend = idle && grant.pending.grow === 0 && grant.pending.cut === null;
       if (nothingToSend && !grant.recorded) {
         if (now - grant.lastAskedAt >= GRANT_IDLE_MS) this.grants.delete(grant.endpointId);
@@ -333,6 +342,14 @@ export class AdaptiveLimits {
       }
       if (now >= grant.renewAt) void this.call(grant);
     }
+  }
+
+  /** Starts a new demand window once the current one is RENEW_MS old. */
+  private roll(grant: Grant, now: number): void {
+    if (now - grant.windowStartedAt < RENEW_MS) return;
+    grant.previousDemand = now - grant.windowStartedAt < 2 * RENEW_MS ? grant.demand : 0;
+    grant.demand = 0;
+    grant.windowStartedAt = now;
   }
 
   private settled(grant: Grant): Promise<void> {
