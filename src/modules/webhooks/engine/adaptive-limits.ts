@@ -14,6 +14,11 @@ const LIMIT_IDLE_MS = 3_600_000;
 const FRESH_MS = 2000;
 /** A grant in use is renewed this often (within FRESH_MS even when a call fails or two). */
 const RENEW_MS = 500;
+/**
+ * A grant this worker fills is renewed this often: other workers may be waiting for places, and
+ * they learn nothing until it renews (the first worker of a burst takes the whole limit).
+ */
+const FULL_RENEW_MS = 100;
 /** Soon: a grant to shrink (held over its target while others wait), or asked again after getting less than it wanted. */
 const SOON_MS = 50;
 const TICK_MS = 50;
@@ -55,7 +60,8 @@ interface Grant {
   windowStartedAt: number;
   /** Admission uses the grant until then (this worker's clock); a grant not yet answered has 0. */
   freshUntil: number;
-  renewAt: number;
+  /** The others want this many places more than they hold, as the last call found. */
+  othersShort: number;
   sentAt: number;
   /** The last call gave less than it asked: ask again only after SOON_MS. */
   short: boolean;
@@ -229,7 +235,7 @@ export class AdaptiveLimits {
         previousDemand: 0,
         windowStartedAt: Date.now(),
         freshUntil: 0,
-        renewAt: 0,
+        othersShort: 0,
         sentAt: 0,
         short: false,
         recorded: false,
@@ -299,7 +305,6 @@ export class AdaptiveLimits {
         // Whether the script ran is unknown: only what both cases record is used, and the cut is sent again.
         grant.target = Math.min(grant.target, held);
         grant.hold = held;
-        grant.renewAt = Date.now() + RENEW_MS;
         if (cut) grant.pending = { ...grant.pending, cut: grant.pending.cut ?? cut };
         this.warn(error);
       },
@@ -321,8 +326,7 @@ export class AdaptiveLimits {
     grant.recorded = hold > 0 || want > 0;
     grant.freshUntil = sentAt + FRESH_MS;
     grant.known = appliedChanges({ limit, threshold, lastCutAt }, grant.pending, now, grant.max);
-    // Over its target while other workers wait for places: shrink again as soon as attempts end.
-    grant.renewAt = Date.now() + (hold > target && othersShort > 0 ? SOON_MS : RENEW_MS);
+    grant.othersShort = othersShort;
     endpointInFlightLimit.set({ endpoint_id: grant.endpointId }, grant.known.limit);
     // A cut that came while this call was out goes at once.
     if (grant.pending.cut && !this.closing) void this.call(grant);
@@ -340,8 +344,19 @@ export class AdaptiveLimits {
         if (now - grant.lastAskedAt >= GRANT_IDLE_MS) this.grants.delete(grant.endpointId);
         continue;
       }
-      if (now >= grant.renewAt) void this.call(grant);
+      if (now >= grant.sentAt + this.renewalMs(grant)) void this.call(grant);
     }
+  }
+
+  /**
+   * How long after its last call a grant is renewed: soon when it holds more than its target
+   * while other workers wait (it shrinks as its attempts end), often while this worker fills it,
+   * else every RENEW_MS.
+   */
+  private renewalMs(grant: Grant): number {
+    if (grant.hold > grant.target && grant.othersShort > 0) return SOON_MS;
+    const usable = this.usable(grant);
+    return usable > 0 && this.inFlight(grant.endpointId) >= usable ? FULL_RENEW_MS : RENEW_MS;
   }
 
   /** Starts a new demand window once the current one is RENEW_MS old. */
