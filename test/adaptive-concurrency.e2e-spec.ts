@@ -331,15 +331,31 @@ describe('the in-flight grant script', () => {
       const start = 1 + rand(max);
       const held = rand(max + 1);
       const want = rand(max + 3);
+      const ask = rand(2) === 0 ? want : rand(max + 1);
       const grow = rand(3) === 0 ? 1 + rand(10) : 0;
       const cut = rand(3) === 0 ? { to: 1 + rand(max), startedAt: before - rand(3000) } : null;
-      const reply = await grant(grantsKey, limitKey, 'me', max, start, held, want, 60_000, grow, cut?.to ?? 0, cut?.startedAt ?? 0, 60_000);
+      const reply = await grant(
+        grantsKey,
+        limitKey,
+        'me',
+        max,
+        start,
+        held,
+        want,
+        60_000,
+        grow,
+        cut?.to ?? 0,
+        cut?.startedAt ?? 0,
+        60_000,
+        ask,
+      );
       const now = reply[7];
       const shared = appliedChanges(stored ?? { limit: start, threshold: max, lastCutAt: 0 }, { grow, cut }, now, max);
       const live = others.filter((o) => !o.expired);
       const expectedGrant = grantFor({
         limit: shared.limit,
         want: Math.min(want, shared.limit),
+        ask,
         held,
         others: live.map((o) => ({ held: o.held, want: Math.min(o.want, shared.limit) })),
       });

@@ -133,6 +133,7 @@ export class AttemptSlots implements OnModuleDestroy {
   release(organizationId: string, place: InFlightPlace, answer?: JudgedAnswer): void {
     if (answer) this.limits.answered(place, answer);
     this.endpoints.release(place.endpointId, answer?.latencyMs, this.limits.slotLimit(place.endpointId));
+    this.limits.ended(place.endpointId);
     this.organizations.release(organizationId);
   }
 

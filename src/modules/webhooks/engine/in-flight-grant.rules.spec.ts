@@ -2,7 +2,7 @@ import {
   appliedChanges,
   fairShare,
   grantFor,
-  heldOf,
+  callFor,
   NO_CHANGES,
   PendingChanges,
   RecordedGrant,
@@ -54,11 +54,27 @@ describe('the grants of an endpoint’s in-flight limit', () => {
     expect(grantFor({ limit: 10, want: 0, held: 0, others: [{ held: 3, want: 3 }] })).toEqual({ target: 0, hold: 0 });
   });
 
-  it('says a worker still fills its attempts in flight, and its usable places while batches ask for the endpoint', () => {
-    expect(heldOf({ hold: 10, inFlight: 3, usable: 8, inUse: true })).toBe(8);
-    expect(heldOf({ hold: 10, inFlight: 3, usable: 8, inUse: false })).toBe(3);
-    expect(heldOf({ hold: 10, inFlight: 9, usable: 5, inUse: true })).toBe(9);
-    expect(heldOf({ hold: 4, inFlight: 3, usable: 8, inUse: true })).toBe(4);
+  it('sends, in use, what is in flight or usable and asks for what was asked; unused, shrinks but still wants its share a moment', () => {
+    const use = { hold: 10, inFlight: 3, usable: 8, asked: 40, lastTarget: 5, recentlyUsed: true, stopping: false, maxInFlight: 10 };
+    expect(callFor(use)).toEqual({ held: 8, want: 10, ask: 10 });
+    expect(callFor({ ...use, asked: 2 })).toEqual({ held: 8, want: 5, ask: 5 });
+    expect(callFor({ ...use, inFlight: 9, usable: 5 })).toEqual({ held: 9, want: 10, ask: 10 });
+    expect(callFor({ ...use, hold: 4 })).toEqual({ held: 4, want: 10, ask: 10 });
+    // Unused a moment: down to what is in flight, still wanting the share it had (held by no one).
+    expect(callFor({ ...use, asked: 0 })).toEqual({ held: 3, want: 5, ask: 3 });
+    // Unused for a few seconds: wants only what is in flight.
+    expect(callFor({ ...use, asked: 0, recentlyUsed: false })).toEqual({ held: 3, want: 3, ask: 3 });
+    // Stopping: it keeps only its attempts in flight, and wants nothing.
+    expect(callFor({ ...use, stopping: true })).toEqual({ held: 3, want: 0, ask: 0 });
+  });
+
+  it('leaves a worker that was busy a moment ago its share when another worker asks first', () => {
+    // B went idle with 5 of 10 and still wants them; A asks first at the next burst.
+    const a = grantFor({ limit: 10, want: 10, held: 0, others: [{ held: 0, want: 5 }] });
+    expect(a).toEqual({ target: 5, hold: 5 });
+    // B's idle renewal got no places: it holds none, only wants them.
+    expect(grantFor({ limit: 10, want: 5, ask: 0, held: 0, others: [{ held: 5, want: 10 }] })).toEqual({ target: 0, hold: 0 });
+    expect(grantFor({ limit: 10, want: 10, held: 0, others: [{ held: 5, want: 10 }] })).toEqual({ target: 5, hold: 5 });
   });
 
   it('never lets the holds add up past the larger of the limit and what they were, nor past maxInFlight, nor below what is in flight', () => {
@@ -76,11 +92,19 @@ describe('the grants of an endpoint’s in-flight limit', () => {
         const usable = Math.min(worker.target, limit);
         // Attempts end at any time; new ones start only within the usable places.
         worker.inFlight = rand(Math.max(worker.inFlight, usable) + 1);
-        const held = heldOf({ hold: worker.hold, inFlight: worker.inFlight, usable, inUse: rand(3) > 0 });
         const others = [...recorded].filter(([id]) => id !== w).map(([, grant]) => grant);
+        const { held, want, ask } = callFor({
+          hold: worker.hold,
+          inFlight: worker.inFlight,
+          usable,
+          asked: rand(3) === 0 ? 0 : rand(MAX * 3),
+          lastTarget: rand(MAX + 1),
+          recentlyUsed: rand(2) === 0,
+          stopping: rand(20) === 0,
+          maxInFlight: MAX,
+        });
         const before = [...recorded.values()].reduce((sum, g) => sum + g.held, 0);
-        const want = rand(MAX + 1);
-        const grant = grantFor({ limit, want, held, others });
+        const grant = grantFor({ limit, want, ask, held, others });
         worker.target = grant.target;
         worker.hold = grant.hold;
         recorded.set(w, { held: grant.hold, want: Math.min(want, limit) });
@@ -102,8 +126,17 @@ describe('the grants of an endpoint’s in-flight limit', () => {
       const worker = workers[id];
       // Busy: every usable place fills.
       worker.inFlight = Math.max(Math.min(worker.inFlight, worker.hold), Math.min(worker.target, 10));
-      const held = heldOf({ hold: worker.hold, inFlight: worker.inFlight, usable: worker.target, inUse: true });
       const others = [...recorded].filter(([other]) => other !== id).map(([, g]) => g);
+      const { held } = callFor({
+        hold: worker.hold,
+        inFlight: worker.inFlight,
+        usable: worker.target,
+        asked: 100,
+        lastTarget: 0,
+        recentlyUsed: true,
+        stopping: false,
+        maxInFlight: 10,
+      });
       Object.assign(worker, grantFor({ limit: 10, want: 10, held, others }));
       recorded.set(id, { held: worker.hold, want: 10 });
       // The attempts beyond the target end before the next renewal.

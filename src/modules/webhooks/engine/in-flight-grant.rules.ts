@@ -54,15 +54,17 @@ export function fairShare(limit: number, want: number, othersWants: readonly num
 }
 
 /**
- * The grant a worker gets: `target`, the places it may fill from now on, is what it wants within
- * its fair share and within what the other workers' grants leave of the limit; `hold`, what Redis
- * records for it, is never less than `held` (the places it says it still fills: its attempts in
- * flight, or its previous target while it is in use), so attempts already sending stay counted.
+ * The grant a worker gets: `target`, the places it may fill from now on, is what it asks for
+ * within its fair share (of what every worker wants) and within what the other workers' grants
+ * leave of the limit; `hold`, what Redis records for it, is never less than `held` (the places it
+ * says it still fills: its attempts in flight, or its previous target while it is in use), so
+ * attempts already sending stay counted. A worker may want more than it asks for: an idle one
+ * still wants its last share for a moment, so the others leave it room, without holding it.
  * Each call keeps the sum of the holds within the larger of the limit and the sum before it, and
- * so never above maxInFlight: a worker over its share (the limit was cut, or another worker came)
+ * so never above maxInFlight: a worker over its share (the limit was cut, another worker came)
  * shrinks as its attempts end, not by cutting them off.
  */
-export function grantFor(input: { limit: number; want: number; held: number; others: readonly RecordedGrant[] }): {
+export function grantFor(input: { limit: number; want: number; ask?: number; held: number; others: readonly RecordedGrant[] }): {
   target: number;
   hold: number;
 } {
@@ -72,18 +74,47 @@ export function grantFor(input: { limit: number; want: number; held: number; oth
     input.want,
     input.others.map((o) => o.want),
   );
-  const target = Math.max(0, Math.min(share, input.limit - othersHeld));
+  const target = Math.max(0, Math.min(input.ask ?? input.want, share, input.limit - othersHeld));
   return { target, hold: Math.max(input.held, target) };
 }
 
+/** What a worker knows of one endpoint when it calls for its grant. */
+export interface GrantUse {
+  /** What Redis records for it now. */
+  hold: number;
+  inFlight: number;
+  /** The places it may fill now (its target within the limit it knows). */
+  usable: number;
+  /** Attempts its batches asked for lately (the last two renewal windows). */
+  asked: number;
+  /** The target it had when batches last asked for the endpoint. */
+  lastTarget: number;
+  /** Batches asked for the endpoint within the last few seconds. */
+  recentlyUsed: boolean;
+  stopping: boolean;
+  maxInFlight: number;
+}
+
 /**
- * The places a worker says it still fills when it calls: its attempts in flight, and while
- * batches still ask for the endpoint, the places it may fill now (`usable`), which attempts
- * admitted but not yet sent are counted against; never more than it holds. An unused grant
- * (nothing asked since the last call) shrinks to what is in flight.
+ * What a worker sends with a grant call: `held`, the places it says it still fills (never more
+ * than it holds); `ask`, the places it asks for; `want`, what it would use, for the fair shares.
+ * In use (batches asked lately), it fills its attempts in flight, or the places it may fill now
+ * when more (attempts admitted but not yet sent count against those), and asks for what is in
+ * flight plus what was asked. Unused, it shrinks to what is in flight; used a moment ago, it still
+ * wants the target it had, without holding it: when the next burst comes, the worker that asks
+ * first leaves the others their share (it took the whole limit before, and the others refused
+ * what they took from the queue until the grants were rebalanced). Stopping, it wants nothing.
  */
-export function heldOf(input: { hold: number; inFlight: number; usable: number; inUse: boolean }): number {
-  return Math.min(input.hold, input.inUse ? Math.max(input.inFlight, input.usable) : input.inFlight);
+export function callFor(use: GrantUse): { held: number; want: number; ask: number } {
+  const { hold, inFlight } = use;
+  if (use.stopping) return { held: Math.min(hold, inFlight), want: 0, ask: 0 };
+  if (use.asked > 0) {
+    const want = Math.min(use.maxInFlight, inFlight + use.asked);
+    return { held: Math.min(hold, Math.max(inFlight, use.usable)), want, ask: want };
+  }
+  const held = Math.min(hold, inFlight);
+  const want = Math.min(use.maxInFlight, use.recentlyUsed ? Math.max(inFlight, use.lastTarget) : inFlight);
+  return { held, want, ask: Math.min(use.maxInFlight, inFlight) };
 }
 
 /**

@@ -4,7 +4,7 @@
  * grants (a hash: worker id -> "held:want:expiry", expiry on Redis's clock) and its limit (a hash:
  * `l` limit, `t` threshold, `c` last cut). Grants past their expiry (a worker that stopped) are
  * dropped first. ARGV: worker id, maxInFlight, start limit, held, want, grant ms, grow, cut to
- * (0: none), the cut's attempt start, idle ms. Returns {target, hold, limit, threshold, last cut,
+ * (0: none), the cut's attempt start, idle ms, ask. Returns {target, hold, limit, threshold, last cut,
  * the others' holds, how many more places the others want than they hold, now}.
  */
 export const GRANT_SCRIPT = `
@@ -55,7 +55,7 @@ for _, w in ipairs(wants) do
 end
 local share = want
 if left > 0 then share = math.min(want, math.ceil(remaining / left)) end
-local target = math.max(0, math.min(share, limit - othersHeld))
+local target = math.max(0, math.min(tonumber(ARGV[11]), share, limit - othersHeld))
 local hold = math.max(tonumber(ARGV[4]), target)
 if hold == 0 and want == 0 then
   redis.call('HDEL', KEYS[1], me)
