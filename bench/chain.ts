@@ -527,8 +527,13 @@ async function main(): Promise<void> {
       sharedSecret: SHARED_SECRET,
       webhookTypes: WEBHOOK_TYPES,
       enabled: true,
-      ...(MAX_IN_FLIGHT === null ? {} : { maxInFlight: MAX_IN_FLIGHT }),
     });
+    if (MAX_IN_FLIGHT !== null) {
+      // The configuration's endpoint is the organization's default one, whose id is the organization's.
+      await api(apiService, 'PATCH', `/api/organization/v1/current-organization/webhook-endpoints/${org.id}`, key, {
+        maxInFlight: MAX_IN_FLIGHT,
+      });
+    }
     const wallets: Address[] = Array.from({ length: WALLETS }, (): Address => `0x${randomBytes(20).toString('hex')}`);
     log(`creating ${WALLETS} watched wallets`);
     for (let i = 0; i < wallets.length; i += 20) {
