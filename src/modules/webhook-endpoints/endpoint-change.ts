@@ -34,8 +34,6 @@ export interface WebhookEndpointInput {
   headers?: unknown;
   /** Null: unlimited (the request DTO has checked the bounds). */
   rateLimitPerSecond?: number | null;
-  /** Null: the service's default (the request DTO has checked the bounds). */
-  maxInFlight?: number | null;
   ordering?: EndpointOrdering;
   payload?: PayloadKind;
   /** A content filter (checked by parseContentFilter); null removes it. Not on the default endpoint. */
@@ -122,7 +120,6 @@ export function patchOf(
     webhookTypes: input.webhookTypes,
     ...parsed,
     rateLimitPerSecond: input.rateLimitPerSecond,
-    maxInFlight: input.maxInFlight,
     ordering: input.ordering,
     payload: input.payload,
     retrySchedule: input.retrySchedule,

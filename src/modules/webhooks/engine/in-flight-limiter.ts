@@ -23,10 +23,9 @@ export class InFlightLimiter {
     private readonly options: { fastMs: number; maxWaitMs: number } = { fastMs: 0, maxWaitMs: 0 },
   ) {}
 
-  /** A slot now, if the key has fewer than `limit` in flight (the limiter's own by default; an endpoint's adapts). */
-  tryAcquire(key: string, limit = this.perKey): boolean {
+  tryAcquire(key: string): boolean {
     const current = this.inFlight.get(key) ?? 0;
-    if (current >= limit) return false;
+    if (current >= this.perKey) return false;
     this.inFlight.set(key, current + 1);
     if (!this.silentSince.has(key)) this.silentSince.set(key, Date.now());
     return true;
@@ -48,8 +47,8 @@ export class InFlightLimiter {
    * none frees in time. Callers wait only for a key that isFast, so a slow or failing
    * endpoint can never tie up the worker's other job slots.
    */
-  waitForSlot(key: string, limit = this.perKey): Promise<boolean> {
-    if (this.tryAcquire(key, limit)) return Promise.resolve(true);
+  waitForSlot(key: string): Promise<boolean> {
+    if (this.tryAcquire(key)) return Promise.resolve(true);
     if (this.options.maxWaitMs <= 0) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const queue = this.waiters.get(key) ?? [];
@@ -68,25 +67,21 @@ export class InFlightLimiter {
     });
   }
 
-  /**
-   * Frees a slot, handing it straight to a waiter if any while the key is within `limit` (an
-   * endpoint's may have shrunk since the waiter came: it then waits for a later slot); `tookMs`
-   * feeds the key's typical duration.
-   */
-  release(key: string, tookMs?: number, limit = this.perKey): void {
+  /** Frees a slot (handing it straight to a waiter, if any); `tookMs` feeds the key's typical duration. */
+  release(key: string, tookMs?: number): void {
     if (tookMs !== undefined) {
       const previous = this.typicalMs.get(key);
       this.typicalMs.set(key, previous === undefined ? tookMs : previous * 0.8 + tookMs * 0.2);
     }
     this.silentSince.set(key, Date.now());
-    const current = this.inFlight.get(key) ?? 0;
-    const queue = current <= limit ? this.waiters.get(key) : undefined;
+    const queue = this.waiters.get(key);
     const next = queue?.shift();
     if (queue && queue.length === 0) this.waiters.delete(key);
     if (next) {
       next(true);
       return;
     }
+    const current = this.inFlight.get(key) ?? 0;
     if (current <= 1) {
       this.inFlight.delete(key);
       this.silentSince.delete(key);
