@@ -28,7 +28,7 @@
  * BENCH_CHAIN_BLOCKS (1000), BENCH_CHAIN_WALLETS (1000), BENCH_CHAIN_STEADY_RATE (50),
  * BENCH_CHAIN_STEADY_S (30), BENCH_CHAIN_POLL_MS (250, the indexer's CHAIN_POLL_INTERVAL_MS),
  * BENCH_CHAIN_ONLY (backfill,steady), BENCH_CHAIN_RPC (ws or http; ws), BENCH_KEEP_DB=1; the service tuning variables
- * WEBHOOK_CONCURRENCY, WEBHOOK_PER_RECEIVER_CONCURRENCY and DB_POOL_MAX are passed on.
+ * WEBHOOK_CONCURRENCY, WEBHOOK_PER_RECEIVER_CONCURRENCY, WEBHOOK_PER_ORGANIZATION_CONCURRENCY and DB_POOL_MAX are passed on.
  * Results: bench/results/chain-<ISO time>.json and a Markdown table on stdout.
  */
 import { ChildProcess, spawn } from 'node:child_process';
@@ -131,7 +131,8 @@ class Service {
           ...Object.fromEntries(
             Object.entries(env).filter(
               (e): e is [string, string] =>
-                /^(WEBHOOK_CONCURRENCY|WEBHOOK_PER_RECEIVER_CONCURRENCY|DB_POOL_MAX)$/.test(e[0]) && e[1] !== undefined,
+                /^(WEBHOOK_CONCURRENCY|WEBHOOK_PER_RECEIVER_CONCURRENCY|WEBHOOK_PER_ORGANIZATION_CONCURRENCY|DB_POOL_MAX)$/.test(e[0]) &&
+                e[1] !== undefined,
             ),
           ),
           ...extra,

@@ -70,8 +70,12 @@ describe('Following a chain: reorgs with confirmations 0', () => {
     await receiver.waitFor(
       (r) => r.filter(isTransactionEvent(org.id, 'update')).length === 2 && r.filter(isTransactionEvent(org.id)).length === 6,
     );
-    // Newest first, each with status reverted in `changes`.
-    const updates = receiver.received.filter(isTransactionEvent(org.id, 'update'));
+    // Newest first, each with status reverted in `changes`. The order is the one the service wrote
+    // them in: a webhook's id is its event's (UUIDv7, time-ordered). Two webhooks of different
+    // resources are sent side by side, so they may reach the receiver in either order.
+    const updates = receiver.received
+      .filter(isTransactionEvent(org.id, 'update'))
+      .sort((a, b) => String(a.body.id).localeCompare(String(b.body.id)));
     expect(updates.map((w) => w.body.resourceId)).toEqual([orphaned[1].id, orphaned[0].id]);
     expect(updates.map((w) => w.body.changes)).toEqual([{ status: 'reverted' }, { status: 'reverted' }]);
 
