@@ -11,6 +11,14 @@ export const percentile = (values: number[], p: number) => {
 
 export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
+/** The median of some numbers (the middle one, or the mean of the middle two); NaN for none. */
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 /** A TCP port free on loopback right now. */
 export async function freePort(): Promise<number> {
   return new Promise((res, rej) => {

@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import { round } from './bench-kit';
+import { median, round } from './bench-kit';
 
 /** What one burst measured (bench/webhook-cpu.ts measureCpu). */
 interface Measured {
@@ -48,13 +48,6 @@ export function filterNodes(value: unknown): number {
 
 /** The three configurations compared, each as the PATCHes that set it from thin and unfiltered and back. */
 type Configuration = 'thin' | 'filter' | 'full';
-
-/** The median of some numbers (the middle one, or the mean of the middle two). */
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 /**
  * The fan-out burst (events × 3 endpoints) about real transactions, three ways: thin bodies and
