@@ -1,4 +1,5 @@
 import { AddressInfo, createServer as createNetServer } from 'node:net';
+import { join, resolve } from 'node:path';
 
 /** Small helpers every benchmark uses. */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -30,4 +31,22 @@ export async function freePort(): Promise<number> {
       srv.close(() => res(port));
     });
   });
+}
+
+/** The node flags `npm start` gives the service (package.json's start script). */
+const SERVICE_NODE_FLAGS = '--max-semi-space-size=64';
+
+/**
+ * The node arguments a bench starts a service process with, before its script: `npm start`'s flags
+ * unless BENCH_NODE_FLAGS says otherwise, and the CPU profiler preloaded when BENCH_CPU_PROF names
+ * a directory (the process then needs `cpuProfileEnv()` too).
+ */
+export function serviceNodeArgs(env: NodeJS.ProcessEnv = process.env): string[] {
+  const flags = (env.BENCH_NODE_FLAGS ?? SERVICE_NODE_FLAGS).split(' ').filter((f) => f !== '');
+  return [...flags, ...(env.BENCH_CPU_PROF ? ['-r', join(__dirname, 'cpu-profile.js')] : [])];
+}
+
+/** Where a profiled service process writes its profile (none when BENCH_CPU_PROF is unset). */
+export function cpuProfileEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return env.BENCH_CPU_PROF ? { BENCH_CPU_PROF_DIR: resolve(env.BENCH_CPU_PROF) } : {};
 }

@@ -27,7 +27,8 @@
  * REDIS_URL, BENCH_CHAIN_WEBHOOK_TYPES (transaction,nft), BENCH_CHAIN_TRANSFERS (10000),
  * BENCH_CHAIN_BLOCKS (1000), BENCH_CHAIN_WALLETS (1000), BENCH_CHAIN_STEADY_RATE (50),
  * BENCH_CHAIN_STEADY_S (30), BENCH_CHAIN_POLL_MS (250, the indexer's CHAIN_POLL_INTERVAL_MS),
- * BENCH_CHAIN_ONLY (backfill,steady), BENCH_CHAIN_RPC (ws or http; ws), BENCH_KEEP_DB=1; the service tuning variables
+ * BENCH_CHAIN_ONLY (backfill,steady), BENCH_CHAIN_RPC (ws or http; ws), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir> (a CPU profile
+ * of each service process), BENCH_NODE_FLAGS (their node flags; `npm start`'s by default); the service tuning variables
  * WEBHOOK_CONCURRENCY, WEBHOOK_PER_RECEIVER_CONCURRENCY, WEBHOOK_PER_ORGANIZATION_CONCURRENCY and DB_POOL_MAX are passed on.
  * Results: bench/results/chain-<ISO time>.json and a Markdown table on stdout.
  */
@@ -47,7 +48,7 @@ import { ensureDatabase } from '../src/database/database-url';
 import { runMigrations } from '../src/database/migrate';
 import { buildOrmOptions } from '../src/database/mikro-orm.options';
 import { ERC721_ABI, LocalChain } from '../test/support/evm';
-import { freePort, percentile, round, sleep } from './bench-kit';
+import { cpuProfileEnv, freePort, percentile, round, serviceNodeArgs, sleep } from './bench-kit';
 
 const ROOT = resolve(__dirname, '..');
 const env = process.env;
@@ -103,7 +104,7 @@ class Service {
    */
   static spawn(role: Role, databaseUrl: string, extra: Record<string, string> = {}): Promise<Service> {
     return freePort().then((port) => {
-      const child = spawn(process.execPath, ['-r', 'ts-node/register', join(ROOT, 'src/main.ts')], {
+      const child = spawn(process.execPath, [...serviceNodeArgs(), '-r', 'ts-node/register', join(ROOT, 'src/main.ts')], {
         cwd: ROOT,
         stdio: ['ignore', serviceLog(), serviceLog()],
         env: {
@@ -127,6 +128,7 @@ class Service {
           WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
           RATE_LIMIT_PER_KEY: '10000000',
           RATE_LIMIT_PER_IP: '10000000',
+          ...cpuProfileEnv(),
           // Delivery tuning passed on as `npm run bench` does.
           ...Object.fromEntries(
             Object.entries(env).filter(

@@ -48,7 +48,7 @@ import { chainLedgerScenario } from './chain-ledger';
 import { walletTransfersScenario } from './wallet-transfers';
 import { receiverChoicesScenario } from './receiver-choices';
 import { brokersScenario } from './brokers';
-import { freePort, median, percentile, round, sleep } from './bench-kit';
+import { cpuProfileEnv, freePort, median, percentile, round, serviceNodeArgs, sleep } from './bench-kit';
 
 const ROOT = resolve(__dirname, '..');
 const env = process.env;
@@ -71,8 +71,6 @@ const PER_RECEIVER_CONCURRENCY = Number(env.WEBHOOK_PER_RECEIVER_CONCURRENCY ?? 
 const POOL_MAX = 10;
 /** Scale-out cycles (two rounds with a second worker, then one without) after the first one-worker burst. */
 const SCALE_OUT_CYCLES = Math.max(1, Number(env.BENCH_SCALE_OUT_CYCLES ?? 2));
-/** The node flags `npm start` gives the service (package.json's start script). */
-const SERVICE_NODE_FLAGS = '--max-semi-space-size=64';
 /** Times the fan-out burst is repeated: its figure is the median, and the rounds show its spread. */
 const FANOUT_ROUNDS = Math.max(1, Number(env.BENCH_FANOUT_ROUNDS ?? 5));
 const BENCH_LOG_LEVEL = 'warn';
@@ -121,10 +119,7 @@ class Service {
 
   static async start(databaseUrl: string, role: 'all' | 'worker' | 'api'): Promise<Service> {
     const port = await freePort();
-    const profile = env.BENCH_CPU_PROF ? ['-r', join(ROOT, 'bench/cpu-profile.js')] : [];
-    // As `npm start` runs it (package.json), unless BENCH_NODE_FLAGS says otherwise.
-    const flags = (env.BENCH_NODE_FLAGS ?? SERVICE_NODE_FLAGS).split(' ').filter((f) => f !== '');
-    const child = spawn(process.execPath, [...flags, ...profile, join(ROOT, 'dist/src/main.js')], {
+    const child = spawn(process.execPath, [...serviceNodeArgs(), join(ROOT, 'dist/src/main.js')], {
       cwd: ROOT,
       stdio: ['ignore', serviceLog(), serviceLog()],
       env: {
@@ -148,7 +143,7 @@ class Service {
         // The limiter stays on (its cost is part of every request) but never refuses the load.
         RATE_LIMIT_PER_KEY: '10000000',
         RATE_LIMIT_PER_IP: '10000000',
-        ...(env.BENCH_CPU_PROF ? { BENCH_CPU_PROF_DIR: resolve(env.BENCH_CPU_PROF) } : {}),
+        ...cpuProfileEnv(),
         ...pickEnv(/^(WEBHOOK_CONCURRENCY|WEBHOOK_PER_RECEIVER_CONCURRENCY|WEBHOOK_PER_ORGANIZATION_CONCURRENCY|DB_POOL_MAX)$/),
       },
     });
