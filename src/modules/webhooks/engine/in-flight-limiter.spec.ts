@@ -27,6 +27,24 @@ describe('InFlightLimiter', () => {
     expect(limiter.isFast('a')).toBe(false);
   });
 
+  it("takes this process's own delay off what it learns, so its load does not make a receiver look slow", () => {
+    let ownDelay = 0;
+    const limiter = new InFlightLimiter(1, { fastMs: 100, maxWaitMs: 1000, ownDelayMs: () => ownDelay });
+    limiter.tryAcquire('a');
+    limiter.release('a', 150);
+    expect(limiter.isFast('a')).toBe(false);
+
+    const busy = new InFlightLimiter(1, { fastMs: 100, maxWaitMs: 1000, ownDelayMs: () => ownDelay });
+    ownDelay = 140; // the answer took 150 ms to be read, 140 of them waiting on this process
+    busy.tryAcquire('a');
+    busy.release('a', 150);
+    expect(busy.isFast('a')).toBe(true);
+    // A receiver slower than the delay is still slow.
+    busy.tryAcquire('a');
+    for (let i = 0; i < 20; i++) busy.release('a', 2000);
+    expect(busy.isFast('a')).toBe(false);
+  });
+
   it('gives up waiting after maxWaitMs', async () => {
     const limiter = new InFlightLimiter(1, { fastMs: 100, maxWaitMs: 20 });
     expect(limiter.tryAcquire('a')).toBe(true);

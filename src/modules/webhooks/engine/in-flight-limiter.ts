@@ -18,9 +18,14 @@ export class InFlightLimiter {
   /** Since when each key with requests in flight has gone without an answer to one. */
   private readonly silentSince = new Map<string, number>();
 
+  /**
+   * `ownDelayMs`, when given, says how late this process has lately been in reading what it awaits
+   * (its event-loop delay): it is taken off each duration learned, so a receiver is not judged
+   * slow for the time its answers waited on this process.
+   */
   constructor(
     private readonly perKey: number,
-    private readonly options: { fastMs: number; maxWaitMs: number } = { fastMs: 0, maxWaitMs: 0 },
+    private readonly options: { fastMs: number; maxWaitMs: number; ownDelayMs?: () => number } = { fastMs: 0, maxWaitMs: 0 },
   ) {}
 
   tryAcquire(key: string): boolean {
@@ -67,11 +72,12 @@ export class InFlightLimiter {
     });
   }
 
-  /** Frees a slot (handing it straight to a waiter, if any); `tookMs` feeds the key's typical duration. */
+  /** Frees a slot (handing it straight to a waiter, if any); `tookMs` (less this process's own delay) feeds the key's typical duration. */
   release(key: string, tookMs?: number): void {
     if (tookMs !== undefined) {
+      const theirs = Math.max(0, tookMs - (this.options.ownDelayMs?.() ?? 0));
       const previous = this.typicalMs.get(key);
-      this.typicalMs.set(key, previous === undefined ? tookMs : previous * 0.8 + tookMs * 0.2);
+      this.typicalMs.set(key, previous === undefined ? theirs : previous * 0.8 + theirs * 0.2);
     }
     this.silentSince.set(key, Date.now());
     const queue = this.waiters.get(key);
