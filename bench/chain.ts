@@ -27,7 +27,8 @@
  * REDIS_URL, BENCH_CHAIN_WEBHOOK_TYPES (transaction,nft), BENCH_CHAIN_TRANSFERS (10000),
  * BENCH_CHAIN_BLOCKS (1000), BENCH_CHAIN_WALLETS (1000), BENCH_CHAIN_STEADY_RATE (50),
  * BENCH_CHAIN_STEADY_S (30), BENCH_CHAIN_POLL_MS (250, the indexer's CHAIN_POLL_INTERVAL_MS),
- * BENCH_CHAIN_ONLY (backfill,steady), BENCH_CHAIN_RPC (ws or http; ws), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir> (a CPU profile
+ * BENCH_CHAIN_ONLY (backfill,steady), BENCH_CHAIN_RPC (ws or http; ws), BENCH_CHAIN_MAX_IN_FLIGHT (the receiver's
+ * endpoint maxInFlight, 200, or `default` for the service's default), BENCH_KEEP_DB=1, BENCH_CPU_PROF=<dir> (a CPU profile
  * of each service process), BENCH_NODE_FLAGS (their node flags; `npm start`'s by default); the service tuning variables
  * WEBHOOK_CONCURRENCY, WEBHOOK_PER_RECEIVER_CONCURRENCY, WEBHOOK_PER_ORGANIZATION_CONCURRENCY and DB_POOL_MAX are passed on.
  * Results: bench/results/chain-<ISO time>.json and a Markdown table on stdout.
@@ -61,6 +62,8 @@ const POLL_MS = Number(env.BENCH_CHAIN_POLL_MS ?? 250);
 /** The integrator's subscription: `transaction` alone halves the webhooks of the backfill. */
 const WEBHOOK_TYPES = (env.BENCH_CHAIN_WEBHOOK_TYPES ?? 'transaction,nft').split(',');
 const ONLY = new Set((env.BENCH_CHAIN_ONLY ?? 'backfill,steady').split(','));
+/** The receiver's endpoint `maxInFlight` (BENCH_CHAIN_MAX_IN_FLIGHT, 200); `default` leaves it unset (the service's default). */
+const MAX_IN_FLIGHT = (env.BENCH_CHAIN_MAX_IN_FLIGHT ?? '200') === 'default' ? null : Number(env.BENCH_CHAIN_MAX_IN_FLIGHT ?? 200);
 const RPC = env.BENCH_CHAIN_RPC ?? 'ws';
 if (RPC !== 'ws' && RPC !== 'http') throw new Error(`BENCH_CHAIN_RPC must be ws or http, not ${RPC}`);
 const REDIS_URL = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -498,7 +501,7 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = {
     startedAt: startedAt.toISOString(),
     machine: { cpus: cpus().length, node: process.version },
-    settings: { TRANSFERS, BLOCKS, WALLETS, STEADY_RATE, STEADY_S, POLL_MS, WEBHOOK_TYPES, RPC },
+    settings: { TRANSFERS, BLOCKS, WALLETS, STEADY_RATE, STEADY_S, POLL_MS, WEBHOOK_TYPES, RPC, MAX_IN_FLIGHT },
     loadAverageAtStart: loadavg(),
   };
   try {
@@ -528,6 +531,12 @@ async function main(): Promise<void> {
       webhookTypes: WEBHOOK_TYPES,
       enabled: true,
     });
+    if (MAX_IN_FLIGHT !== null) {
+      // The configuration's endpoint is the organization's default one, whose id is the organization's.
+      await api(apiService, 'PATCH', `/api/organization/v1/current-organization/webhook-endpoints/${org.id}`, key, {
+        maxInFlight: MAX_IN_FLIGHT,
+      });
+    }
     const wallets: Address[] = Array.from({ length: WALLETS }, (): Address => `0x${randomBytes(20).toString('hex')}`);
     log(`creating ${WALLETS} watched wallets`);
     for (let i = 0; i < wallets.length; i += 20) {

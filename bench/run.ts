@@ -785,7 +785,7 @@ async function main(): Promise<void> {
           () => burst(db, receiver.child, data.hookOrg.id),
         );
         log(
-          `  ${measuredRound.deliveriesPerSecond}/s with two workers, ${measuredRound.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(measuredRound.cpuMs)}`,
+          `  ${measuredRound.deliveriesPerSecond}/s with two workers, ${measuredRound.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(measuredRound.cpuMs)}, per webhook ${JSON.stringify(measuredRound.perWebhook)}`,
         );
         return measuredRound;
       };
@@ -799,7 +799,7 @@ async function main(): Promise<void> {
           () => burst(db, receiver.child, data.hookOrg.id),
         );
         log(
-          `  ${measuredRound.deliveriesPerSecond}/s with one worker, ${measuredRound.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(measuredRound.cpuMs)}`,
+          `  ${measuredRound.deliveriesPerSecond}/s with one worker, ${measuredRound.cpuMsPerWebhook} CPU ms per webhook ${JSON.stringify(measuredRound.cpuMs)}, per webhook ${JSON.stringify(measuredRound.perWebhook)}`,
         );
         return measuredRound;
       };

@@ -30,6 +30,7 @@ import { Migration20261127070100Spam } from './Migration20261127070100Spam';
 import { Migration20261127073000ContractIndex } from './Migration20261127073000ContractIndex';
 import { Migration20261127110000ReceiverChoices } from './Migration20261127110000ReceiverChoices';
 import { Migration20261128090000BrokerDestinations } from './Migration20261128090000BrokerDestinations';
+import { Migration20261128120000AdaptiveConcurrency } from './Migration20261128120000AdaptiveConcurrency';
 
 /** Applied in this order; add each new migration here (one line each). */
 export const MIGRATIONS = [
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261127073000ContractIndex', class: Migration20261127073000ContractIndex },
   { name: 'Migration20261127110000ReceiverChoices', class: Migration20261127110000ReceiverChoices },
   { name: 'Migration20261128090000BrokerDestinations', class: Migration20261128090000BrokerDestinations },
+  { name: 'Migration20261128120000AdaptiveConcurrency', class: Migration20261128120000AdaptiveConcurrency },
 ];

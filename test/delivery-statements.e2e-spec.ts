@@ -165,6 +165,7 @@ describe('claim and result statements under a backlog the statistics have not se
           responseStatus: 200,
           responseBody: null,
           error: null,
+          inFlightLimit: 10,
           status: 'succeeded' as const,
           sequence: null,
           nextAttemptAt: null,

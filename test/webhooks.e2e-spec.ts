@@ -106,6 +106,8 @@ describe('webhook delivery', () => {
         responseStatus: 200,
         error: null,
         responseBody: 'ok',
+        // The endpoint's in-flight limit when the attempt started: where every endpoint starts.
+        inFlightLimit: 10,
       },
     ]);
   });

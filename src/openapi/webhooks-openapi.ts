@@ -81,7 +81,9 @@ second \`webhook-signature\` entry. Accept either secret during the overlap.
 order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
 3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
 the delivery log (\`responseBody\` of each attempt). An endpoint's custom \`headers\` arrive on every
-webhook to it, and its \`rateLimitPerSecond\` bounds the attempts it gets in any one-second window.`;
+webhook to it, and its \`rateLimitPerSecond\` bounds the attempts it gets in any one-second window. Its
+\`maxInFlight\` bounds the attempts in flight at once; within it fewer are sent at once while your answers
+slow down or are 429 or 503 (each attempt's \`inFlightLimit\` in the delivery log shows the limit then).`;
 
 function headerParameters(timeoutMs: number): Schema[] {
   const header = (name: string, description: string, schema: Schema, required = true) => ({

@@ -952,7 +952,9 @@ export interface webhooks {
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
          *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
          *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
-         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window. Its
+         *     `maxInFlight` bounds the attempts in flight at once; within it fewer are sent at once while your answers
+         *     slow down or are 429 or 503 (each attempt's `inFlightLimit` in the delivery log shows the limit then).
          *
          *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
@@ -1000,7 +1002,9 @@ export interface webhooks {
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
          *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
          *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
-         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window. Its
+         *     `maxInFlight` bounds the attempts in flight at once; within it fewer are sent at once while your answers
+         *     slow down or are 429 or 503 (each attempt's `inFlightLimit` in the delivery log shows the limit then).
          *
          *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
@@ -1048,7 +1052,9 @@ export interface webhooks {
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
          *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
          *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
-         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window. Its
+         *     `maxInFlight` bounds the attempts in flight at once; within it fewer are sent at once while your answers
+         *     slow down or are 429 or 503 (each attempt's `inFlightLimit` in the delivery log shows the limit then).
          *
          *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
@@ -1096,7 +1102,9 @@ export interface webhooks {
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
          *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
          *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
-         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window. Its
+         *     `maxInFlight` bounds the attempts in flight at once; within it fewer are sent at once while your answers
+         *     slow down or are 429 or 503 (each attempt's `inFlightLimit` in the delivery log shows the limit then).
          *
          *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
@@ -1144,7 +1152,9 @@ export interface webhooks {
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
          *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
          *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
-         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window. Its
+         *     `maxInFlight` bounds the attempts in flight at once; within it fewer are sent at once while your answers
+         *     slow down or are 429 or 503 (each attempt's `inFlightLimit` in the delivery log shows the limit then).
          *
          *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
@@ -1192,7 +1202,9 @@ export interface webhooks {
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
          *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
          *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
-         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window. Its
+         *     `maxInFlight` bounds the attempts in flight at once; within it fewer are sent at once while your answers
+         *     slow down or are 429 or 503 (each attempt's `inFlightLimit` in the delivery log shows the limit then).
          *
          *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
@@ -1240,7 +1252,9 @@ export interface webhooks {
          *     order is not guaranteed. Answer any 2xx within the timeout; anything else (timeout, connection error,
          *     3xx, 4xx, 5xx) is a failed attempt and is retried. The first 1,024 bytes of your answer's body show in
          *     the delivery log (`responseBody` of each attempt). An endpoint's custom `headers` arrive on every
-         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window.
+         *     webhook to it, and its `rateLimitPerSecond` bounds the attempts it gets in any one-second window. Its
+         *     `maxInFlight` bounds the attempts in flight at once; within it fewer are sent at once while your answers
+         *     slow down or are 429 or 503 (each attempt's `inFlightLimit` in the delivery log shows the limit then).
          *
          *     **Retries.** After each failed attempt the next comes after the schedule's delay with ±20% jitter; this deployment: 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 1d (11 attempts; default 5s, 30s, 2m, 10m, 30m, 1h, 3h, 6h, 12h, 24h, set by `WEBHOOK_RETRY_SCHEDULE`). A 429 or 503 answer with `Retry-After` (seconds or an HTTP date, at most 24 h counted) holds the next attempt back until then, with no jitter on that wait. After the last failure the webhook is `failed` and can be redelivered from the delivery log.
          */
@@ -1802,6 +1816,15 @@ export interface components {
              *     replaced with U+FFFD); an empty string for an empty body; null when no answer came.
              */
             responseBody: string | null;
+            /**
+             * @description The endpoint's adaptive in-flight limit when the attempt started: how many attempts, across
+             *     every worker, the endpoint was then allowed at once (between 1 and its `maxInFlight`; it
+             *     grows while the receiver's latency holds and halves when latency grows or it answers 429, 503,
+             *     times out or cannot be reached). Null when the attempt made no request, is still under way,
+             *     or was recorded before limits adapted.
+             * @example 10
+             */
+            inFlightLimit: number | null;
             attempt: number;
             startedAtUtc: string;
             durationMs: number;
@@ -2116,6 +2139,13 @@ export interface components {
              */
             rateLimitPerSecond: number | null;
             /**
+             * @description The most attempts in flight at once to the endpoint, across every worker; null: the service's
+             *     default (WEBHOOK_PER_RECEIVER_CONCURRENCY, 10). The limit in force adapts within it to the
+             *     receiver's latency and answers; each attempt in the delivery log shows it as `inFlightLimit`.
+             * @example null
+             */
+            maxInFlight: number | null;
+            /**
              * @description `none`: each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed), each carrying the header `x-service-webhook-sequence` (1, 2, 3… per endpoint and resourceId).
              * @example none
              * @enum {string}
@@ -2305,6 +2335,15 @@ export interface components {
              */
             rateLimitPerSecond?: number | null;
             /**
+             * @description At most this many attempts to this endpoint are in flight at once, across every worker: an
+             *     integer from 1 to 1,000. Null (the default) is the service's WEBHOOK_PER_RECEIVER_CONCURRENCY
+             *     (10). Within it the limit adapts: it grows while the receiver's latency holds and halves when
+             *     latency grows or the receiver answers 429 or 503, times out or cannot be reached. Each
+             *     attempt in the delivery log shows the limit it started under (`inFlightLimit`).
+             * @example 50
+             */
+            maxInFlight?: number | null;
+            /**
              * @description `none` (default): each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed; waiting is not an attempt), each carrying `x-service-webhook-sequence`: 1, 2, 3… per endpoint and resourceId, the same on every retry.
              * @example resource
              * @enum {string}
@@ -2415,6 +2454,13 @@ export interface components {
              * @example null
              */
             rateLimitPerSecond: number | null;
+            /**
+             * @description The most attempts in flight at once to the endpoint, across every worker; null: the service's
+             *     default (WEBHOOK_PER_RECEIVER_CONCURRENCY, 10). The limit in force adapts within it to the
+             *     receiver's latency and answers; each attempt in the delivery log shows it as `inFlightLimit`.
+             * @example null
+             */
+            maxInFlight: number | null;
             /**
              * @description `none`: each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed), each carrying the header `x-service-webhook-sequence` (1, 2, 3… per endpoint and resourceId).
              * @example none
@@ -2582,6 +2628,15 @@ export interface components {
              * @example 50
              */
             rateLimitPerSecond?: number | null;
+            /**
+             * @description At most this many attempts to this endpoint are in flight at once, across every worker: an
+             *     integer from 1 to 1,000. Null (the default) is the service's WEBHOOK_PER_RECEIVER_CONCURRENCY
+             *     (10). Within it the limit adapts: it grows while the receiver's latency holds and halves when
+             *     latency grows or the receiver answers 429 or 503, times out or cannot be reached. Each
+             *     attempt in the delivery log shows the limit it started under (`inFlightLimit`).
+             * @example 50
+             */
+            maxInFlight?: number | null;
             /**
              * @description `none` (default): each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId` are sent one at a time in event order (the next waits until the previous one succeeded or ended failed; waiting is not an attempt), each carrying `x-service-webhook-sequence`: 1, 2, 3… per endpoint and resourceId, the same on every retry.
              * @example resource

@@ -33,6 +33,8 @@ export interface DeliveryTarget {
   headers: Record<string, string>;
   /** At most this many attempts in any one-second window (across workers); null: unlimited. */
   rateLimitPerSecond: number | null;
+  /** The ceiling of its adaptive in-flight limit (across workers); null: WEBHOOK_PER_RECEIVER_CONCURRENCY. */
+  maxInFlight: number | null;
   secret: string | null;
   secretError: string | null;
   /** The secret a rotation replaced, signing beside the current one until `expiresAt`. */
@@ -74,6 +76,7 @@ interface EndpointRow {
   contract_addresses: string[] | string | null;
   headers: Record<string, string> | string | null;
   rate_limit_per_second: number | null;
+  max_in_flight: number | null;
   shared_secret_sealed: string | null;
   previous_shared_secret_sealed: string | null;
   previous_secret_expires_at: Date | string | null;
@@ -118,7 +121,7 @@ export class DeliveryTargetReader {
     if (unique.length === 0) return out;
     const rows = await queryRows<EndpointRow>(
       outsideTransaction(this.em),
-      `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses, headers, rate_limit_per_second,
+      `select id as endpoint_id, organization_id, is_default, url, enabled, webhook_types, contract_addresses, headers, rate_limit_per_second, max_in_flight,
               shared_secret_sealed, previous_shared_secret_sealed, previous_secret_expires_at,
               signing_private_key_sealed, previous_signing_private_key_sealed, auth, auth_client_secret_sealed,
               tls, tls_client_key_sealed, updated_at, ordering, payload, filter, retry_schedule,
@@ -214,6 +217,7 @@ export class DeliveryTargetReader {
       contractAddresses: contracts,
       headers: typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : (row.headers ?? {}),
       rateLimitPerSecond: row.rate_limit_per_second,
+      maxInFlight: row.max_in_flight,
       secret,
       secretError,
       previous: this.previousOf(row),
@@ -304,6 +308,7 @@ function defaultTarget(organizationId: string): DeliveryTarget {
     contractAddresses: null,
     headers: {},
     rateLimitPerSecond: null,
+    maxInFlight: null,
     secret: null,
     secretError: null,
     previous: null,

@@ -34,6 +34,8 @@ export interface WebhookEndpointInput {
   headers?: unknown;
   /** Null: unlimited (the request DTO has checked the bounds). */
   rateLimitPerSecond?: number | null;
+  /** Null: the service's default (the request DTO has checked the bounds). */
+  maxInFlight?: number | null;
   ordering?: EndpointOrdering;
   payload?: PayloadKind;
   /** A content filter (checked by parseContentFilter); null removes it. Not on the default endpoint. */
@@ -120,6 +122,7 @@ export function patchOf(
     webhookTypes: input.webhookTypes,
     ...parsed,
     rateLimitPerSecond: input.rateLimitPerSecond,
+    maxInFlight: input.maxInFlight,
     ordering: input.ordering,
     payload: input.payload,
     retrySchedule: input.retrySchedule,

@@ -62,6 +62,7 @@ export function auditedEndpoint(
         ? null
         : Object.fromEntries(Object.entries(state.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     rateLimitPerSecond: state.rateLimitPerSecond,
+    maxInFlight: state.maxInFlight,
     ordering: state.ordering,
     payload: state.payload,
     filter: state.filter,

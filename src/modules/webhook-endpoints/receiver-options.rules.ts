@@ -4,6 +4,10 @@ import { FieldError, validationFailed } from '../../common/errors/domain-error';
 export const MIN_RATE_LIMIT_PER_SECOND = 1;
 export const MAX_RATE_LIMIT_PER_SECOND = 10_000;
 
+/** The bounds of an endpoint's `maxInFlight` (null: the service's WEBHOOK_PER_RECEIVER_CONCURRENCY). */
+export const MIN_MAX_IN_FLIGHT = 1;
+export const MAX_MAX_IN_FLIGHT = 1000;
+
 /** Custom headers one endpoint may have. */
 export const MAX_CUSTOM_HEADERS = 10;
 /** The longest value of a custom header. */

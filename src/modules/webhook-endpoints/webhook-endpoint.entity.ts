@@ -109,6 +109,10 @@ export class WebhookEndpoint {
   @Property({ type: 'int', nullable: true })
   rateLimitPerSecond: number | null = null;
 
+  /** The ceiling of the endpoint's adaptive in-flight limit; null: WEBHOOK_PER_RECEIVER_CONCURRENCY. */
+  @Property({ type: 'int', nullable: true })
+  maxInFlight: number | null = null;
+
   /** `thin` (the event's envelope) or `full` (with `data`, the resource as its GET answers). */
   @Property({ type: 'text' })
   payload: PayloadKind = 'thin';
@@ -140,6 +144,7 @@ export class WebhookEndpoint {
     contractAddresses: string[] | null;
     headers?: Record<string, string>;
     rateLimitPerSecond?: number | null;
+    maxInFlight?: number | null;
     ordering?: EndpointOrdering;
     sharedSecretSealed: string;
   }) {

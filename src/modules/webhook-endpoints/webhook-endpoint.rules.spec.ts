@@ -32,6 +32,7 @@ const state: WebhookEndpointState = {
   contractAddresses: null,
   headers: {},
   rateLimitPerSecond: null,
+  maxInFlight: null,
   ordering: 'none',
   payload: 'thin',
   filter: null,
@@ -96,6 +97,7 @@ describe('webhook endpoint rules', () => {
         contractAddresses: null,
         headers: {},
         rateLimitPerSecond: null,
+        maxInFlight: null,
         ordering: 'none',
         payload: 'thin',
         filter: null,
@@ -119,11 +121,15 @@ describe('webhook endpoint rules', () => {
       expect(applyEndpointPatch(withHeaders, { description: 'x' }).headers).toEqual({ 'x-a': '1', 'x-b': '2' });
     });
 
-    it('sets, keeps or clears the rate limit', () => {
+    it('sets, keeps or clears the rate limit and maxInFlight', () => {
       const limited = applyEndpointPatch(state, { rateLimitPerSecond: 20 });
       expect(limited.rateLimitPerSecond).toBe(20);
       expect(applyEndpointPatch(limited, { description: 'x' }).rateLimitPerSecond).toBe(20);
       expect(applyEndpointPatch(limited, { rateLimitPerSecond: null }).rateLimitPerSecond).toBeNull();
+      const bounded = applyEndpointPatch(state, { maxInFlight: 200 });
+      expect(bounded.maxInFlight).toBe(200);
+      expect(applyEndpointPatch(bounded, { description: 'x' }).maxInFlight).toBe(200);
+      expect(applyEndpointPatch(bounded, { maxInFlight: null }).maxInFlight).toBeNull();
     });
 
     it('clears the url with null (the default endpoint, while disabled)', () => {
@@ -197,6 +203,7 @@ describe('webhook endpoint rules', () => {
         contractAddresses: [LOWER],
         headers: {},
         rateLimitPerSecond: null,
+        maxInFlight: null,
         ordering: 'none',
         payload: 'thin',
         filter: null,
@@ -236,6 +243,7 @@ describe('webhook endpoint rules', () => {
         contractAddresses: null,
         headers: {},
         rateLimitPerSecond: null,
+        maxInFlight: null,
         ordering: 'none',
         payload: 'thin',
         filter: null,

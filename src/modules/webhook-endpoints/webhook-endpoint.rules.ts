@@ -32,6 +32,8 @@ export interface WebhookEndpointState {
   headers: Record<string, string>;
   /** Attempts per one-second window at most; null: unlimited. */
   rateLimitPerSecond: number | null;
+  /** The ceiling of the adaptive in-flight limit; null: the service's default. */
+  maxInFlight: number | null;
   ordering: EndpointOrdering;
   /** What the receiver chose to get (receiver-choices.rules.ts). */
   payload: PayloadKind;
@@ -57,6 +59,7 @@ export interface WebhookEndpointView {
   contractAddresses: string[] | null;
   headers: Record<string, string>;
   rateLimitPerSecond: number | null;
+  maxInFlight: number | null;
   ordering: EndpointOrdering;
   payload: PayloadKind;
   filter: ContentFilter | null;
@@ -104,6 +107,7 @@ export function newEndpointState(input: {
   contractAddresses: string[] | null;
   headers?: Record<string, string>;
   rateLimitPerSecond?: number | null;
+  maxInFlight?: number | null;
   ordering?: EndpointOrdering;
   payload?: PayloadKind;
   filter?: ContentFilter | null;
@@ -117,6 +121,7 @@ export function newEndpointState(input: {
     contractAddresses: input.contractAddresses === null ? null : [...input.contractAddresses],
     headers: { ...input.headers },
     rateLimitPerSecond: input.rateLimitPerSecond ?? null,
+    maxInFlight: input.maxInFlight ?? null,
     ordering: input.ordering ?? 'none',
     payload: input.payload ?? DEFAULT_CHOICES.payload,
     filter: input.filter ?? null,
@@ -136,6 +141,7 @@ export function applyEndpointPatch(state: WebhookEndpointState, patch: WebhookEn
     // Replaced as a whole, like the filter: the request lists every header the endpoint is to have.
     headers: { ...(patch.headers ?? state.headers) },
     rateLimitPerSecond: patch.rateLimitPerSecond !== undefined ? patch.rateLimitPerSecond : state.rateLimitPerSecond,
+    maxInFlight: patch.maxInFlight !== undefined ? patch.maxInFlight : state.maxInFlight,
     ordering: patch.ordering ?? state.ordering,
     payload: patch.payload ?? state.payload,
     filter: patch.filter !== undefined ? patch.filter : state.filter,
@@ -177,6 +183,7 @@ export interface StoredEndpoint {
   contractAddresses: string[] | null;
   headers: Record<string, string>;
   rateLimitPerSecond: number | null;
+  maxInFlight: number | null;
   ordering: EndpointOrdering;
   payload: string;
   filter: ContentFilter | null;
@@ -208,6 +215,7 @@ export function endpointState(row: StoredEndpoint): WebhookEndpointState {
     contractAddresses: copy(row.contractAddresses),
     headers: { ...row.headers },
     rateLimitPerSecond: row.rateLimitPerSecond,
+    maxInFlight: row.maxInFlight,
     ordering: row.ordering,
     ...storedChoices(row),
     disabledReason: row.disabledReason,
@@ -244,6 +252,7 @@ export function endpointView(row: StoredEndpoint, now: Date, credentials: Destin
     contractAddresses: copy(row.contractAddresses),
     headers: { ...row.headers },
     rateLimitPerSecond: row.rateLimitPerSecond,
+    maxInFlight: row.maxInFlight,
     ordering: row.ordering,
     ...storedChoices(row),
     hasSharedSecret: row.sharedSecretSealed !== null,
@@ -275,6 +284,7 @@ export function unconfiguredDefault(organizationId: string, organizationCreatedA
     contractAddresses: null,
     headers: {},
     rateLimitPerSecond: null,
+    maxInFlight: null,
     ordering: 'none',
     ...DEFAULT_CHOICES,
     sharedSecretSealed: null,

@@ -78,6 +78,8 @@ export interface AttemptResult {
   /** The start of the receiver's answer; null when none came. */
   responseBody: string | null;
   error: string | null;
+  /** The endpoint's adaptive in-flight limit when the attempt started; null when it made no request. */
+  inFlightLimit: number | null;
   status: DeliveryStatus;
   /** Set for a webhook ordered per resource: its end frees the next one (not written). */
   sequence: number | null;
@@ -293,14 +295,15 @@ export class DeliveryClaimRepository {
     const recorded = await queryRows<{ id: string }>(
       target,
       `with u as (
-         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::timestamptz[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[], ?::text[])
-           as u(id, attempt, cycle_start_attempt, started_at, duration_ms, response_status, error, status, next_attempt_at, succeeded_at, response_body)
+         select * from unnest(?::uuid[], ?::int[], ?::int[], ?::timestamptz[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[], ?::text[], ?::int[])
+           as u(id, attempt, cycle_start_attempt, started_at, duration_ms, response_status, error, status, next_attempt_at, succeeded_at, response_body,
+                in_flight_limit)
        ), a as (
-         insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status, error, response_body)
-         select id, attempt, started_at, duration_ms, response_status, error, response_body from u
+         insert into webhook_attempt (delivery_id, attempt, started_at, duration_ms, response_status, error, response_body, in_flight_limit)
+         select id, attempt, started_at, duration_ms, response_status, error, response_body, in_flight_limit from u
          on conflict (delivery_id, attempt) do update
            set duration_ms = excluded.duration_ms, response_status = excluded.response_status, error = excluded.error,
-               response_body = excluded.response_body
+               response_body = excluded.response_body, in_flight_limit = excluded.in_flight_limit
        ), d as (
          update webhook_delivery w set status = u.status, next_attempt_at = u.next_attempt_at,
                 last_response_status = u.response_status, succeeded_at = coalesce(u.succeeded_at, w.succeeded_at)
@@ -321,6 +324,7 @@ export class DeliveryClaimRepository {
         rows.map((r) => r.nextAttemptAt),
         rows.map((r) => r.succeededAt),
         rows.map((r) => r.responseBody),
+        rows.map((r) => r.inFlightLimit),
       ] as never[],
     );
     return new Set(recorded.map((r) => r.id));

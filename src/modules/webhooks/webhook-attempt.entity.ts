@@ -25,4 +25,8 @@ export class WebhookAttempt {
   /** The first 1,024 bytes the receiver answered, as text; null when no answer came. */
   @Property({ type: 'text', nullable: true })
   responseBody: string | null = null;
+
+  /** The endpoint's adaptive in-flight limit when the attempt started; null when it made no request (or was recorded before the limit adapted). */
+  @Property({ type: 'int', nullable: true })
+  inFlightLimit: number | null = null;
 }

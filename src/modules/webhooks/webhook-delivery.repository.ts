@@ -15,7 +15,10 @@ export const INTERRUPTED = 'the worker stopped before the attempt completed';
 export const IN_FLIGHT = 'in flight: no answer recorded yet';
 
 /** An attempt as the delivery log shows it: recorded, or inferred from the webhook row while in flight. */
-export type LoggedAttempt = Pick<WebhookAttempt, 'attempt' | 'startedAt' | 'durationMs' | 'responseStatus' | 'responseBody' | 'error'>;
+export type LoggedAttempt = Pick<
+  WebhookAttempt,
+  'attempt' | 'startedAt' | 'durationMs' | 'responseStatus' | 'responseBody' | 'error' | 'inFlightLimit'
+>;
 
 /** The delivery log's filters (all optional; the time window on created_at, since inclusive). */
 export interface DeliveryLogQuery {
@@ -136,6 +139,7 @@ export class WebhookDeliveryRepository extends EntityRepository<WebhookDelivery>
         responseStatus: null,
         responseBody: null,
         error: leaseRuns ? IN_FLIGHT : INTERRUPTED,
+        inFlightLimit: null,
       });
     }
     return recorded;

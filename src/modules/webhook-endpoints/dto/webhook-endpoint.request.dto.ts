@@ -29,7 +29,9 @@ import { MAX_ENDPOINT_DESCRIPTION_LENGTH } from '../webhook-endpoint.rules';
 import {
   MAX_CUSTOM_HEADER_VALUE_LENGTH,
   MAX_CUSTOM_HEADERS,
+  MAX_MAX_IN_FLIGHT,
   MAX_RATE_LIMIT_PER_SECOND,
+  MIN_MAX_IN_FLIGHT,
   MIN_RATE_LIMIT_PER_SECOND,
 } from '../receiver-options.rules';
 
@@ -244,6 +246,20 @@ class WebhookEndpointFields {
   @Min(MIN_RATE_LIMIT_PER_SECOND)
   @Max(MAX_RATE_LIMIT_PER_SECOND)
   rateLimitPerSecond?: number | null;
+
+  /**
+   * At most this many attempts to this endpoint are in flight at once, across every worker: an
+   * integer from 1 to 1,000. Null (the default) is the service's WEBHOOK_PER_RECEIVER_CONCURRENCY
+   * (10). Within it the limit adapts: it grows while the receiver's latency holds and halves when
+   * latency grows or the receiver answers 429 or 503, times out or cannot be reached. Each
+   * attempt in the delivery log shows the limit it started under (`inFlightLimit`).
+   */
+  @ApiPropertyOptional({ type: 'integer', minimum: MIN_MAX_IN_FLIGHT, maximum: MAX_MAX_IN_FLIGHT, nullable: true, example: 50 })
+  @ValidateIf(presentAndNotNull('maxInFlight'))
+  @IsInt()
+  @Min(MIN_MAX_IN_FLIGHT)
+  @Max(MAX_MAX_IN_FLIGHT)
+  maxInFlight?: number | null;
 
   /** `none` (default) or `resource`: see the endpoint's `ordering`. */
   @OrderingField()

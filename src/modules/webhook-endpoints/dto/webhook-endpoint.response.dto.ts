@@ -90,6 +90,14 @@ export class WebhookEndpointDto {
   rateLimitPerSecond: number | null;
 
   /**
+   * The most attempts in flight at once to the endpoint, across every worker; null: the service's
+   * default (WEBHOOK_PER_RECEIVER_CONCURRENCY, 10). The limit in force adapts within it to the
+   * receiver's latency and answers; each attempt in the delivery log shows it as `inFlightLimit`.
+   */
+  @ApiProperty({ type: 'integer', nullable: true, minimum: 1, maximum: 1000, example: null })
+  maxInFlight: number | null;
+
+  /**
    * `none`: each webhook is sent as soon as it can be. `resource`: the webhooks of one `resourceId`
    * are sent one at a time in event order (the next waits until the previous one succeeded or
    * failed), each with `x-service-webhook-sequence`.
@@ -185,7 +193,7 @@ export class WebhookEndpointDto {
       webhookTypes: [...view.webhookTypes],
       filters: { contractAddresses: view.contractAddresses === null ? null : view.contractAddresses.map(toChecksumAddress) },
       headers: { ...view.headers },
-      ...pick(view, 'rateLimitPerSecond', 'ordering', 'payload', 'filter', 'retrySchedule', 'hasSharedSecret'),
+      ...pick(view, 'rateLimitPerSecond', 'maxInFlight', 'ordering', 'payload', 'filter', 'retrySchedule', 'hasSharedSecret'),
       previousSecretExpiresAtUtc: formatUtc(view.previousSecretExpiresAt),
       ...pick(view, 'publicKey', 'previousPublicKey'),
       auth: view.auth === null ? null : { ...view.auth },

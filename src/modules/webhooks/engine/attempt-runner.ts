@@ -3,6 +3,7 @@ import { inSpan, SpanHandle, tracingEnabled } from '../../../common/tracing/trac
 import { AppConfig } from '../../../config/app-config';
 import { DeliveryClaimRepository } from '../delivery-claim.repository';
 import { AttemptRequests } from './attempt-request';
+import type { InFlightPlace } from './adaptive-limits';
 import { AttemptResults } from './attempt-results';
 import { AttemptSlots } from './attempt-slots';
 import type { PlannedAttempt } from './delivery-plan';
@@ -31,8 +32,8 @@ export class AttemptRunner {
 
   /** Resolves once the webhook needs nothing more now; throws a RetryLaterError to be looked at again later. */
   async run(claim: PlannedAttempt, claimedAt: Date, leaseUntil: Date): Promise<void> {
-    const signedAt = await this.takeRoom(claim, leaseUntil);
-    const result = await this.request(claim, leaseUntil, signedAt);
+    const { signedAt, place } = await this.takeRoom(claim, leaseUntil);
+    const result = await this.request(claim, leaseUntil, signedAt, place);
     countAttempt(result.outcome);
 
     const now = new Date();
@@ -60,6 +61,7 @@ export class AttemptRunner {
       responseStatus: result.status,
       responseBody: result.responseBody,
       error: result.error,
+      inFlightLimit: place?.atStart.limit ?? null,
       status: after.status,
       sequence: claim.sequence,
       nextAttemptAt: after.status === 'pending' ? new Date(now.getTime() + after.delayMs) : null,
@@ -84,32 +86,35 @@ export class AttemptRunner {
   }
 
   /**
-   * Room for the request: both slots, a claim that still covers it, and the endpoint's rate limit
+   * Room for the request: both slots (the endpoint's within this worker's grant of its in-flight
+   * limit, no Redis round trip), a claim that still covers it, and the endpoint's rate limit
    * last, right before the request, so the attempt reaches the endpoint in the window it was
-   * counted in. Returns the place's time to sign at (undefined: now). An attempt that makes no
-   * request (a permanent failure, whose `receiver` is null) needs none. Throws, the claim given back, when there is none.
+   * counted in. Returns the rate place's time to sign at (undefined: now) and the attempt's place
+   * under the endpoint's in-flight limit. An attempt that makes no request (a permanent failure,
+   * whose `receiver` is null) needs none. Throws, the claim given back, when there is none.
    */
-  private async takeRoom(claim: PlannedAttempt, leaseUntil: Date): Promise<Date | undefined> {
+  private async takeRoom(claim: PlannedAttempt, leaseUntil: Date): Promise<{ signedAt?: Date; place: InFlightPlace | null }> {
     const endpointId = claim.receiver;
-    if (endpointId === null) return undefined;
-    if (!(await this.slots.acquire(claim.organizationId, endpointId))) {
+    if (endpointId === null) return { place: null };
+    const place = await this.slots.acquire(claim.organizationId, endpointId);
+    if (place === null) {
       throw await this.giveBack(claim, this.slots.busy(claim.organizationId, claim.endpointId));
     }
     if (!attemptMayStart(leaseUntil.getTime(), Date.now(), this.config.webhook.timeoutMs)) {
       // Too late to send on this claim (see attemptMayStart): look again at once.
-      this.slots.release(claim.organizationId, endpointId);
+      this.slots.release(claim.organizationId, place);
       throw await this.giveBack(claim, new RetryLaterError(0, 'the claim ran out before the attempt could start'));
     }
     const rateLimit = claim.target?.rateLimitPerSecond ?? null;
-    if (rateLimit === null) return undefined;
-    const place = await this.slots.ratePlace(claim.endpointId, rateLimit);
-    if (!place.given) {
+    if (rateLimit === null) return { place };
+    const rate = await this.slots.ratePlace(claim.endpointId, rateLimit);
+    if (!rate.given) {
       // The endpoint had its attempts for this second: look again next second. Until then this
       // worker claims none of its webhooks, so the wait costs no write and no slot.
-      this.slots.release(claim.organizationId, endpointId);
+      this.slots.release(claim.organizationId, place);
       throw await this.giveBack(claim, this.slots.busy(claim.organizationId, claim.endpointId));
     }
-    return new Date(place.atMs);
+    return { signedAt: new Date(rate.atMs), place };
   }
 
   /**
@@ -121,8 +126,16 @@ export class AttemptRunner {
     return retry;
   }
 
-  /** The attempt's request (none for a permanent failure), in a span of its own when tracing is on; frees the slots after it. */
-  private async request(claim: PlannedAttempt, leaseUntil: Date, signedAt: Date | undefined): Promise<SendResult> {
+  /**
+   * The attempt's request (none for a permanent failure), in a span of its own when tracing is on;
+   * frees the slots after it, telling the endpoint's adaptive limit what the answer was.
+   */
+  private async request(
+    claim: PlannedAttempt,
+    leaseUntil: Date,
+    signedAt: Date | undefined,
+    place: InFlightPlace | null,
+  ): Promise<SendResult> {
     const attempt = async (span: SpanHandle | null): Promise<SendResult> => {
       let sent: SendResult;
       if (claim.permanent) {
@@ -131,8 +144,15 @@ export class AttemptRunner {
         try {
           sent = await this.requests.send(claim, span, leaseUntil, signedAt);
         } finally {
-          if (claim.receiver) {
-            this.slots.release(claim.organizationId, claim.receiver, sent! && sent.outcome !== 'blocked' ? sent.durationMs : undefined);
+          if (place) {
+            const answer = sent! as SendResult | undefined;
+            this.slots.release(
+              claim.organizationId,
+              place,
+              answer && answer.outcome !== 'blocked'
+                ? { outcome: answer.outcome, status: answer.status, latencyMs: answer.durationMs }
+                : undefined,
+            );
           }
         }
       }

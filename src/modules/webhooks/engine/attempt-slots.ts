@@ -1,11 +1,14 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { EventLoopLag } from '../../../common/async/event-loop-lag';
 import { AppConfig } from '../../../config/app-config';
+import type { JudgedAnswer } from './adaptive-limit.rules';
+import { AdaptiveLimits, InFlightPlace } from './adaptive-limits';
 import type { Admit, PlannedAttempt } from './delivery-plan';
 import { EndpointRateLimiter, RatePlace, rateLimitedDelayMs } from './endpoint-rate-limiter';
 import { AdmittedAttempts, admitAttempt, organizationShare } from './fair-share';
 import { InFlightLimiter } from './in-flight-limiter';
 import { RetryLaterError } from './webhook-jobs';
+import { attemptLeaseMs } from './webhook.rules';
 
 /** An endpoint whose sends typically finish within this is worth waiting a moment for when at its limit. */
 const FAST_ENDPOINT_MS = 100;
@@ -16,15 +19,19 @@ const FAST_ENDPOINT_MS = 100;
 const MAX_SLOT_WAIT_MS = 1000;
 
 /**
- * Room for attempts on this worker: a slot of the organization and one of the endpoint (attempts
- * in flight, each bounded), the attempts batches admitted and have not started yet, and the
- * endpoints' `rateLimitPerSecond` (counted in Redis across every worker). The batch executor asks
- * it what to admit; the attempt runner takes and frees the slots.
+ * Room for attempts: a slot of the organization and one of the endpoint on this worker (attempts
+ * in flight, each bounded), the endpoint's slots bounded by this worker's grant of the endpoint's
+ * adaptive in-flight limit (shared by every worker through Redis, taken per batch before
+ * planning), the attempts batches admitted and have not started yet, and the endpoints'
+ * `rateLimitPerSecond` (counted in Redis across every worker). The batch executor prepares the
+ * grants and asks it what to admit; the attempt runner takes and frees the slots, without Redis.
  */
 @Injectable()
 export class AttemptSlots implements OnModuleDestroy {
-  /** Keyed by endpoint id: two endpoints on one host have a budget each. */
+  /** Keyed by endpoint id: two endpoints on one host have a budget each (this worker's grant of the endpoint's limit). */
   private readonly endpoints: InFlightLimiter;
+  /** Each endpoint's adaptive limit, and this worker's grant of it, in Redis. */
+  private readonly limits: AdaptiveLimits;
   private readonly organizations: InFlightLimiter;
   /** Endpoints' `rateLimitPerSecond`, counted in Redis across every worker. */
   private readonly rates: EndpointRateLimiter;
@@ -55,27 +62,47 @@ export class AttemptSlots implements OnModuleDestroy {
     this.endpoints = new InFlightLimiter(config.webhook.perReceiverConcurrency, { ...slotWait, ownDelayMs: () => this.lag.recentMs() });
     this.organizations = new InFlightLimiter(config.webhook.perOrganizationConcurrency, slotWait);
     this.rates = new EndpointRateLimiter(config);
+    // A grant outlives any attempt admitted under it (by its claim's lease): past it, a worker that stopped holds none.
+    this.limits = new AdaptiveLimits(
+      config,
+      config.webhook.perReceiverConcurrency,
+      attemptLeaseMs(config.webhook.timeoutMs),
+      (endpointId) => this.endpoints.count(endpointId),
+    );
+  }
+
+  /**
+   * Before a batch is planned: a fresh grant, with room for the batch's attempts when there is
+   * any, for each endpoint it may send to (`demand`: per endpoint, its maxInFlight and how many
+   * attempts the batch may ask for). At most one Redis round trip, none while the grants suffice.
+   */
+  prepare(demand: ReadonlyMap<string, { maxInFlight: number | null; attempts: number }>): Promise<void> {
+    return this.limits.prepare(demand, (endpointId) => this.admitted.endpoints.get(endpointId) ?? 0);
   }
 
   /**
    * A batch's admission policy (see Admit; the rule is admitAttempt in fair-share.ts): an attempt
    * while its organization is below WEBHOOK_PER_ORGANIZATION_CONCURRENCY attempts in flight and its
-   * endpoint below WEBHOOK_PER_RECEIVER_CONCURRENCY, or at either limit when the endpoint answers
-   * fast (the attempt then waits briefly for the next freed slot); otherwise none now, looked at
-   * again shortly, so neither a slow endpoint nor an organization of slow endpoints can tie up the
-   * worker. Counts what every batch of the worker admitted and has not started yet (batches run
-   * side by side), so together they plan no more than there is room for.
+   * endpoint below this worker's grant of its adaptive limit (adaptive-limit.rules.ts,
+   * in-flight-grant.rules.ts), or at either limit when the endpoint answers fast (the attempt then
+   * waits briefly for the next freed slot); otherwise none now, looked at again shortly, so neither
+   * a slow endpoint nor an organization of slow endpoints can tie up the worker. Counts what every
+   * batch of the worker admitted and has not started yet (batches run side by side), so together
+   * they plan no more than there is room for. Without a fresh grant (other workers hold the
+   * endpoint's places, or Redis cannot be asked) nothing is admitted, so nothing is claimed.
    */
   admission(): Admit {
     return ({ organizationId, endpointId }) => {
       if (this.rateLimitedFor(endpointId) > 0) return 'none';
+      const endpointLimit = this.limits.admissionLimit(endpointId);
+      if (endpointLimit === 0) return 'none';
       const endpointAlready = this.admitted.endpoints.get(endpointId) ?? 0;
       const organizationAlready = this.admitted.organizations.get(organizationId) ?? 0;
       const organizationInFlight = this.organizations.count(organizationId);
       const others = this.organizations.activeCount() - (organizationInFlight > 0 ? 1 : 0);
       const admission = admitAttempt({
         endpointInFlight: this.endpoints.count(endpointId) + endpointAlready,
-        endpointLimit: this.config.webhook.perReceiverConcurrency,
+        endpointLimit,
         endpointIsFast: this.endpoints.isFast(endpointId),
         organizationInFlight: organizationInFlight + organizationAlready,
         organizationLimit: organizationShare(this.config.webhook.perOrganizationConcurrency, this.config.webhook.concurrency, others),
@@ -91,20 +118,32 @@ export class AttemptSlots implements OnModuleDestroy {
   }
 
   /**
-   * One of the organization's slots, then one of the endpoint's: each now or, for a fast endpoint,
-   * the next one freed within the wait; false, holding neither, if either is missing.
+   * One of the organization's slots, then one of the endpoint's within this worker's grant (each
+   * now or, for a fast endpoint, the next one freed within the wait), with no Redis round trip:
+   * the attempt's place, with the limit it starts under, or null, holding nothing, if either is
+   * missing.
    */
-  async acquire(organizationId: string, endpointId: string): Promise<boolean> {
+  async acquire(organizationId: string, endpointId: string): Promise<InFlightPlace | null> {
     const fast = this.endpoints.isFast(endpointId);
-    if (!this.organizations.tryAcquire(organizationId) && !(fast && (await this.organizations.waitForSlot(organizationId)))) return false;
-    if (this.endpoints.tryAcquire(endpointId) || (fast && (await this.endpoints.waitForSlot(endpointId)))) return true;
+    if (!this.organizations.tryAcquire(organizationId) && !(fast && (await this.organizations.waitForSlot(organizationId)))) return null;
+    const limit = this.limits.slotLimit(endpointId);
+    const slot =
+      this.endpoints.tryAcquire(endpointId, limit) || (fast && limit > 0 && (await this.endpoints.waitForSlot(endpointId, limit)));
+    const place = slot ? this.limits.started(endpointId) : null;
+    if (place !== null) return place;
+    if (slot) this.endpoints.release(endpointId);
     this.organizations.release(organizationId);
-    return false;
+    return null;
   }
 
-  /** Frees both slots; `tookMs` (a request that reached the endpoint) feeds its typical duration. */
-  release(organizationId: string, endpointId: string, tookMs?: number): void {
-    this.endpoints.release(endpointId, tookMs);
+  /**
+   * Frees the slots; `answer` (a request that reached the endpoint) feeds its typical duration
+   * and moves its adaptive limit. A freed slot goes to a waiting attempt only within the grant.
+   */
+  release(organizationId: string, place: InFlightPlace, answer?: JudgedAnswer): void {
+    if (answer) this.limits.answered(place, answer);
+    this.endpoints.release(place.endpointId, answer?.latencyMs, this.limits.slotLimit(place.endpointId));
+    this.limits.ended(place.endpointId);
     this.organizations.release(organizationId);
   }
 
@@ -140,9 +179,10 @@ export class AttemptSlots implements OnModuleDestroy {
     return Math.max(0, leftMs);
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.lag.stop();
     this.rates.close();
+    await this.limits.close();
   }
 }
 

@@ -8,7 +8,7 @@ import { DeliveryTargetReader } from '../../webhook-endpoints/delivery-target.re
 import { DeliveryClaimRepository, DeliveryState } from '../delivery-claim.repository';
 import { AttemptRunner } from './attempt-runner';
 import { AttemptSlots } from './attempt-slots';
-import { DeliveryPlan, needsResource, PendingEvent, PlannedAttempt, planDeliveries } from './delivery-plan';
+import { admissionDemand, DeliveryPlan, needsResource, PendingEvent, PlannedAttempt, planDeliveries } from './delivery-plan';
 import { MicroBatch } from './micro-batch';
 import { OutboxEvents } from './outbox/outbox-events';
 import { AttemptWebhookJob, delayOf, JudgeEventsJob, RetryLaterError, WebhookJobs } from './webhook-jobs';
@@ -96,7 +96,21 @@ export class WebhookBatchExecutor implements OnModuleDestroy {
     const [states, events] = await Promise.all([this.deliveries.states(webhookIds), this.outbox.pending(eventIds)]);
     const organizations = [...[...states.values()].map((s) => s.organizationId), ...[...events.values()].map((e) => e.organizationId)];
     const endpoints = await this.targets.endpoints(organizations);
-    const data = await this.resources.read([...events.values()].filter((e) => needsResource(e, endpoints.get(e.organizationId) ?? [])));
+    const demand = admissionDemand({
+      eventIds,
+      webhookIds,
+      states,
+      events,
+      endpoints,
+      now: new Date(),
+      furthestAttemptMs: this.furthestAttemptMs,
+    });
+    // The grants of the batch's endpoints (usually fresh: no Redis call) while the resources are read.
+    const [data] = await Promise.all([
+      this.resources.read([...events.values()].filter((e) => needsResource(e, endpoints.get(e.organizationId) ?? []))),
+      this.slots.prepare(demand),
+    ]);
+    // After the grants: an attempt admitted under a grant ends (its claim's lease) before the grant expires in Redis.
     const now = new Date();
     const leaseUntil = new Date(now.getTime() + this.leaseMs);
     const plan = planDeliveries({

@@ -1,5 +1,5 @@
 import type { DeliveryTarget } from '../../webhook-endpoints/delivery-target.reader';
-import { Admit, deferredForOrder, PendingEvent, planDeliveries, PlanInput } from './delivery-plan';
+import { Admit, admissionDemand, deferredForOrder, PendingEvent, planDeliveries, PlanInput } from './delivery-plan';
 import type { DeliveryState } from '../delivery-claim.repository';
 
 const ORG = '0193a6c2-7d1e-7c3a-9f10-0a1b2c3d4e5f';
@@ -19,6 +19,7 @@ function target(overrides: Partial<DeliveryTarget> = {}): DeliveryTarget {
     contractAddresses: null,
     headers: {},
     rateLimitPerSecond: null,
+    maxInFlight: null,
     secret: 'secret',
     secretError: null,
     previous: null,
@@ -201,6 +202,43 @@ describe('delivery plan', () => {
     it("carries a webhook's sequence to its attempt", () => {
       const plan = planDeliveries(input({ webhookIds: [WEBHOOK], states: new Map([[WEBHOOK, state({ sequence: 7 })]]) }));
       expect(plan.claim[0].attempt.sequence).toBe(7);
+    });
+  });
+
+  it('counts before planning, per endpoint, at least the attempts the plan asks admission for', () => {
+    const endpoints = new Map([
+      [
+        ORG,
+        [
+          target({ maxInFlight: 3 }),
+          target({ endpointId: 'ordered', isDefault: false, ordering: 'resource' }),
+          target({ endpointId: 'other-type', isDefault: false, webhookTypes: ['nft'] }),
+          target({ endpointId: 'filtered', isDefault: false, filter: { action: 'delete' } }),
+          target({ endpointId: 'no-secret', isDefault: false, secret: null }),
+        ],
+      ],
+    ]);
+    const states = new Map([
+      ['due', state({ id: 'due' })],
+      ['later', state({ id: 'later', nextAttemptAt: new Date(NOW.getTime() + 60_000).toISOString() })],
+      ['done', state({ id: 'done', status: 'succeeded' })],
+      ['ordered-due', state({ id: 'ordered-due', endpointId: 'ordered' })],
+    ]);
+    const batch = input({
+      eventIds: [EVENT],
+      events: new Map([[EVENT, event]]),
+      webhookIds: ['due', 'later', 'done', 'ordered-due', 'gone'],
+      states,
+      endpoints,
+    });
+    const asked = new Map<string, number>();
+    planDeliveries({ ...batch, admit: ({ endpointId }) => (asked.set(endpointId, (asked.get(endpointId) ?? 0) + 1), 'afterClaim') });
+    expect(Object.fromEntries(asked)).toEqual({ [ORG]: 2, ordered: 1 });
+    // The event's filtered endpoint is counted (filters are judged when planning), the rest exactly.
+    expect(Object.fromEntries(admissionDemand(batch))).toEqual({
+      [ORG]: { maxInFlight: 3, attempts: 2 },
+      ordered: { maxInFlight: null, attempts: 1 },
+      filtered: { maxInFlight: null, attempts: 1 },
     });
   });
 

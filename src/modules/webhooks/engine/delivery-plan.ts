@@ -179,6 +179,44 @@ export function planDeliveries(input: PlanInput): DeliveryPlan {
   return plan;
 }
 
+/** Per endpoint: its maxInFlight and how many attempts a batch may ask admission for. */
+export type AdmissionDemand = Map<string, { maxInFlight: number | null; attempts: number }>;
+
+/**
+ * What a batch may ask admission for, per endpoint, before it is planned: each due webhook, and
+ * for each event every endpoint it may go to at once (ordered endpoints leave the first attempt
+ * to the claim; content filters are not judged here, so this may count more than planDeliveries
+ * asks for, never less). Attempts that make no request (a permanent failure) take no slot and are
+ * not counted. The executor makes sure of the endpoints' in-flight grants with it.
+ */
+export function admissionDemand(
+  input: Pick<PlanInput, 'eventIds' | 'webhookIds' | 'states' | 'events' | 'endpoints' | 'now' | 'furthestAttemptMs'>,
+): AdmissionDemand {
+  const demand: AdmissionDemand = new Map();
+  const add = (target: DeliveryTarget) => {
+    if (permanentFailure(target)) return;
+    const known = demand.get(target.endpointId);
+    if (known) known.attempts += 1;
+    else demand.set(target.endpointId, { maxInFlight: target.maxInFlight, attempts: 1 });
+  };
+  for (const eventId of new Set(input.eventIds)) {
+    const event = input.events.get(eventId);
+    if (!event) continue;
+    for (const target of input.endpoints.get(event.organizationId) ?? []) {
+      if (target.ordering !== 'resource' && decideEvent(event, target).kind === 'deliver') add(target);
+    }
+  }
+  for (const id of new Set(input.webhookIds)) {
+    const state = input.states.get(id);
+    if (!state) continue;
+    const due = { status: state.status, nextAttemptAt: state.nextAttemptAt ? new Date(state.nextAttemptAt) : null };
+    if (decideAttempt(due, input.now.getTime(), input.furthestAttemptMs).kind !== 'attempt') continue;
+    const target = (input.endpoints.get(state.organizationId) ?? []).find((e) => e.endpointId === state.endpointId);
+    if (target) add(target);
+  }
+  return demand;
+}
+
 /** The attempt for one webhook, or null when its endpoint is not admitted now. */
 function plannedAttempt(
   webhook: {

@@ -45,6 +45,21 @@ describe('InFlightLimiter', () => {
     expect(busy.isFast('a')).toBe(false);
   });
 
+  it('hands a freed slot to a waiter only within the limit the releaser gives (an endpoint’s grant may have shrunk)', async () => {
+    const limiter = new InFlightLimiter(10, { fastMs: 100, maxWaitMs: 1000 });
+    expect(limiter.tryAcquire('a', 2)).toBe(true);
+    expect(limiter.tryAcquire('a', 2)).toBe(true);
+    let granted = false;
+    const waiting = limiter.waitForSlot('a', 2).then((g) => (granted = g));
+    // The limit is now 1: the first slot freed is not passed on, the second is.
+    limiter.release('a', 5, 1);
+    await Promise.resolve();
+    expect([granted, limiter.count('a')]).toEqual([false, 1]);
+    limiter.release('a', 5, 1);
+    await expect(waiting).resolves.toBe(true);
+    expect(limiter.count('a')).toBe(1);
+  });
+
   it('gives up waiting after maxWaitMs', async () => {
     const limiter = new InFlightLimiter(1, { fastMs: 100, maxWaitMs: 20 });
     expect(limiter.tryAcquire('a')).toBe(true);

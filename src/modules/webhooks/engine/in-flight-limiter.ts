@@ -28,9 +28,10 @@ export class InFlightLimiter {
     private readonly options: { fastMs: number; maxWaitMs: number; ownDelayMs?: () => number } = { fastMs: 0, maxWaitMs: 0 },
   ) {}
 
-  tryAcquire(key: string): boolean {
+  /** A slot now, if the key has fewer than `limit` in flight (the limiter's own by default; an endpoint's adapts). */
+  tryAcquire(key: string, limit = this.perKey): boolean {
     const current = this.inFlight.get(key) ?? 0;
-    if (current >= this.perKey) return false;
+    if (current >= limit) return false;
     this.inFlight.set(key, current + 1);
     if (!this.silentSince.has(key)) this.silentSince.set(key, Date.now());
     return true;
@@ -52,8 +53,8 @@ export class InFlightLimiter {
    * none frees in time. Callers wait only for a key that isFast, so a slow or failing
    * endpoint can never tie up the worker's other job slots.
    */
-  waitForSlot(key: string): Promise<boolean> {
-    if (this.tryAcquire(key)) return Promise.resolve(true);
+  waitForSlot(key: string, limit = this.perKey): Promise<boolean> {
+    if (this.tryAcquire(key, limit)) return Promise.resolve(true);
     if (this.options.maxWaitMs <= 0) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const queue = this.waiters.get(key) ?? [];
@@ -72,22 +73,26 @@ export class InFlightLimiter {
     });
   }
 
-  /** Frees a slot (handing it straight to a waiter, if any); `tookMs` (less this process's own delay) feeds the key's typical duration. */
-  release(key: string, tookMs?: number): void {
+  /**
+   * Frees a slot, handing it straight to a waiter if any while the key is within `limit` (an
+   * endpoint's may have shrunk since the waiter came: it then waits for a later slot); `tookMs`
+   * (less this process's own delay) feeds the key's typical duration.
+   */
+  release(key: string, tookMs?: number, limit = this.perKey): void {
     if (tookMs !== undefined) {
       const theirs = Math.max(0, tookMs - (this.options.ownDelayMs?.() ?? 0));
       const previous = this.typicalMs.get(key);
       this.typicalMs.set(key, previous === undefined ? theirs : previous * 0.8 + theirs * 0.2);
     }
     this.silentSince.set(key, Date.now());
-    const queue = this.waiters.get(key);
+    const current = this.inFlight.get(key) ?? 0;
+    const queue = current <= limit ? this.waiters.get(key) : undefined;
     const next = queue?.shift();
     if (queue && queue.length === 0) this.waiters.delete(key);
     if (next) {
       next(true);
       return;
     }
-    const current = this.inFlight.get(key) ?? 0;
     if (current <= 1) {
       this.inFlight.delete(key);
       this.silentSince.delete(key);

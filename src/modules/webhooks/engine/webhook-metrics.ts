@@ -10,6 +10,16 @@ export const webhookDeliveryLatency = histogram(
   [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
 );
 
+/**
+ * Each endpoint's adaptive in-flight limit (shared by the workers through Redis), as this process
+ * last learned it from Redis: set by the workers that deliver to the endpoint.
+ */
+export const endpointInFlightLimit = gauge(
+  'webhook_endpoint_in_flight_limit',
+  'The current adaptive limit of attempts in flight to an endpoint, across workers',
+  ['endpoint_id'] as const,
+);
+
 type Sampler = () => Promise<Record<string, number>>;
 const queueDepthSamplers = new Set<Sampler>();
 const outboxLagSamplers = new Set<() => Promise<number>>();
