@@ -18,7 +18,7 @@ const answer = (outcome: AttemptOutcome, status: number | null, latencyMs: numbe
 const ok = (latencyMs: number) => answer('success', 200, latencyMs);
 
 /** Feeds answers to attempts all started under `atStart`; the changes they make and what is seen after. */
-function feed(seen: AnswersSeen, answers: ReturnType<typeof answer>[], atStart: { limit: number; threshold: number; inFlight: number }) {
+function feed(seen: AnswersSeen, answers: ReturnType<typeof answer>[], atStart: { limit: number; threshold: number; inFlight: number; floor: number }) {
   const changes: LimitChange[] = [];
   for (const a of answers) {
     const next = afterAnswer(seen, a, atStart);
@@ -63,7 +63,7 @@ describe('the adaptive in-flight limit of an endpoint', () => {
       false,
       false,
     ]);
-    const atStart = { limit: 40, threshold: 200, inFlight: 40 };
+    const atStart = { limit: 40, threshold: 200, inFlight: 40, floor: 10 };
     expect(afterAnswer({ baselineMs: 5, answers: 3, latencySumMs: 15, slowWindows: 0 }, answer('http_error', 503, 2), atStart)).toEqual({
       seen: { baselineMs: 5, answers: 0, latencySumMs: 0, slowWindows: 0 },
       change: { kind: 'cut', to: 20 },
@@ -72,15 +72,29 @@ describe('the adaptive in-flight limit of an endpoint', () => {
     expect(feed(NOTHING_SEEN, [answer('http_error', 500, 2), answer('blocked', null, 0)], atStart).changes).toEqual([]);
   });
 
-  it('halves, never below 1', () => {
+  it('halves, never below 1 or the floor given', () => {
     expect(decreasedLimit(200)).toBe(100);
     expect(decreasedLimit(3)).toBe(1);
     expect(decreasedLimit(1)).toBe(1);
+    expect(decreasedLimit(12, 10)).toBe(10);
+  });
+
+  it('never lets latency alone cut below the floor (the start limit); an overload answer still does', () => {
+    const seen = { baselineMs: 20, answers: 0, latencySumMs: 0, slowWindows: 1 };
+    const slow = Array.from({ length: 10 }, () => ok(300));
+    expect(feed(seen, slow, { limit: 10, threshold: 10, inFlight: 10, floor: 10 }).changes).toEqual([]);
+    expect(feed(seen, slow.slice(0, 8), { limit: 16, threshold: 16, inFlight: 16, floor: 10 }).changes).toEqual([]);
+    expect(feed(seen, slow.concat(slow).slice(0, 16), { limit: 16, threshold: 16, inFlight: 16, floor: 10 }).changes).toEqual([
+      { kind: 'cut', to: 10 },
+    ]);
+    expect(feed(seen, [answer('timeout', null, 30_000)], { limit: 10, threshold: 10, inFlight: 10, floor: 10 }).changes).toEqual([
+      { kind: 'cut', to: 5 },
+    ]);
   });
 
   it('judges successful answers by windows of the limit’s worth (at most 50): two slow windows in a row cut, a single slow answer does not', () => {
     expect([windowAnswers(1), windowAnswers(8), windowAnswers(200)]).toEqual([1, 8, 50]);
-    const atStart = { limit: 8, threshold: 8, inFlight: 8 };
+    const atStart = { limit: 8, threshold: 8, inFlight: 8, floor: 1 };
     const seen = { baselineMs: 20, answers: 0, latencySumMs: 0, slowWindows: 0 };
     // One answer of 228 ms among quick ones (a busy sender's hiccup): the window's mean holds.
     expect(feed(seen, [ok(228), ...Array.from({ length: 7 }, () => ok(20))], atStart).changes).toEqual([{ kind: 'grow', by: 1 }]);
@@ -104,10 +118,10 @@ describe('the adaptive in-flight limit of an endpoint', () => {
     const seen = { baselineMs: 1, answers: 0, latencySumMs: 0, slowWindows: 0 };
     const ten = Array.from({ length: 10 }, () => ok(1));
     // Slow start grows whatever is in flight: a burst finds its room at once.
-    expect(feed(seen, ten, { limit: 10, threshold: 200, inFlight: 1 }).changes).toEqual([{ kind: 'grow', by: 10 }]);
-    expect(feed(seen, ten, { limit: 10, threshold: 10, inFlight: 10 }).changes).toEqual([{ kind: 'grow', by: 1 }]);
+    expect(feed(seen, ten, { limit: 10, threshold: 200, inFlight: 1, floor: 10 }).changes).toEqual([{ kind: 'grow', by: 10 }]);
+    expect(feed(seen, ten, { limit: 10, threshold: 10, inFlight: 10, floor: 10 }).changes).toEqual([{ kind: 'grow', by: 1 }]);
     // Additive increase needs the limit in use.
-    expect(feed(seen, ten, { limit: 10, threshold: 10, inFlight: 4 }).changes).toEqual([]);
+    expect(feed(seen, ten, { limit: 10, threshold: 10, inFlight: 4, floor: 10 }).changes).toEqual([]);
   });
 
   it('applies at most one cut per round trip: answers to attempts started before the last cut are its echo', () => {
@@ -136,7 +150,7 @@ describe('the adaptive in-flight limit of an endpoint', () => {
     const limits: number[] = [];
     for (const round of rounds) {
       const startedAt = now;
-      const atStart = { limit: state.limit, threshold: state.threshold, inFlight: state.limit };
+      const atStart = { limit: state.limit, threshold: state.threshold, inFlight: state.limit, floor: startLimit(maxInFlight, 10) };
       now += Math.max(1, round.latencyMs);
       for (let i = 0; i < atStart.limit; i++) {
         const next = afterAnswer(seen, answer(round.status === 200 ? 'success' : 'http_error', round.status, round.latencyMs), atStart);
@@ -156,12 +170,12 @@ describe('the adaptive in-flight limit of an endpoint', () => {
     expect(limits).toEqual([20, 40, 80, 130, 200, 200]);
   });
 
-  it('falls when the receiver slows from 1 ms to 300 ms, once per round trip', () => {
+  it('falls when the receiver slows from 1 ms to 300 ms, once per round trip, down to where it started', () => {
     const limits = simulate(200, [
       ...Array.from({ length: 5 }, () => ({ latencyMs: 1, status: 200 })),
-      ...Array.from({ length: 3 }, () => ({ latencyMs: 300, status: 200 })),
+      ...Array.from({ length: 6 }, () => ({ latencyMs: 300, status: 200 })),
     ]);
-    expect(limits.slice(4)).toEqual([200, 100, 50, 25]);
+    expect(limits.slice(4)).toEqual([200, 100, 50, 25, 12, 10, 10]);
   });
 
   it('falls to the floor of 1 on a receiver answering 503 or 429', () => {

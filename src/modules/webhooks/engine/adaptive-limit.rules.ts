@@ -33,6 +33,13 @@ export interface LimitAtStart {
   threshold: number;
   /** Attempts in flight to the endpoint, this one included: the worker's own, and the places the other workers hold. */
   inFlight: number;
+  /**
+   * How low latency alone may cut the limit: its start limit (see startLimit). Only overload
+   * answers go lower; latency as a worker measures it also holds that worker's own delays, and a
+   * cut to below where every endpoint stood before the limit adapted made a burst slower than
+   * not adapting at all.
+   */
+  floor: number;
 }
 
 /** What to do to the shared limit after an answer. */
@@ -90,9 +97,9 @@ export function isOverload(answer: JudgedAnswer): boolean {
   return answer.outcome === 'timeout' || answer.outcome === 'network_error' || answer.status === 429 || answer.status === 503;
 }
 
-/** The multiplicative decrease: half the limit the attempt started under, at least 1. */
-export function decreasedLimit(limit: number): number {
-  return Math.max(1, Math.floor(limit * DECREASE_FACTOR));
+/** The multiplicative decrease: half the limit the attempt started under, at least `floor` (1 unless given). */
+export function decreasedLimit(limit: number, floor = 1): number {
+  return Math.max(1, floor, Math.floor(limit * DECREASE_FACTOR));
 }
 
 /** How many successful answers make a window, for an attempt started under `limit`. */
@@ -105,7 +112,8 @@ export function windowAnswers(limit: number): number {
  * 503, a timeout, a network error) cuts the limit to half of what it was when the attempt started
  * at once, and opens a new window. Successful answers gather into windows of the limit's worth
  * (at most MAX_WINDOW_ANSWERS); a window whose mean latency is past the tolerable one cuts when
- * the window before it was slow too (SLOW_WINDOWS_TO_CUT), and every further slow one cuts again;
+ * the window before it was slow too (SLOW_WINDOWS_TO_CUT), and every further slow one cuts again,
+ * never below the floor (the start limit);
  * a window that holds grows the limit: by its number of answers below the threshold (slow start, up to
  * maxInFlight until the first cut: a burst finds the room it is allowed at once), at or above it
  * by one, and then only while the limit is in use (at least half of it in flight: a limit nobody
@@ -131,7 +139,9 @@ export function afterAnswer(seen: AnswersSeen, answer: JudgedAnswer, atStart: Li
   };
   if (slow) {
     const change: LimitChange =
-      closed.slowWindows >= SLOW_WINDOWS_TO_CUT ? { kind: 'cut', to: decreasedLimit(atStart.limit) } : { kind: 'none' };
+      closed.slowWindows >= SLOW_WINDOWS_TO_CUT && atStart.limit > atStart.floor
+        ? { kind: 'cut', to: decreasedLimit(atStart.limit, atStart.floor) }
+        : { kind: 'none' };
     return { seen: closed, change };
   }
   if (atStart.limit < atStart.threshold) return { seen: closed, change: { kind: 'grow', by: answers } };

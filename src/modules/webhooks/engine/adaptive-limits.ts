@@ -181,7 +181,12 @@ export class AdaptiveLimits {
       endpointId,
       maxInFlight: grant.max,
       startedAt: Date.now() + this.offsetMs,
-      atStart: { limit: grant.known.limit, threshold: grant.known.threshold, inFlight: this.inFlight(endpointId) + grant.othersHeld },
+      atStart: {
+        limit: grant.known.limit,
+        threshold: grant.known.threshold,
+        inFlight: this.inFlight(endpointId) + grant.othersHeld,
+        floor: startLimit(grant.max, this.serviceDefault),
+      },
     };
   }
 

@@ -141,7 +141,8 @@ export class AttemptSlots implements OnModuleDestroy {
    * and moves its adaptive limit. A freed slot goes to a waiting attempt only within the grant.
    */
   release(organizationId: string, place: InFlightPlace, answer?: JudgedAnswer): void {
-    if (answer) this.limits.answered(place, answer);
+    // The adaptive limit judges the receiver's latency, not the time its answer waited on this worker.
+    if (answer) this.limits.answered(place, { ...answer, latencyMs: Math.max(0, answer.latencyMs - this.lag.recentMs()) });
     this.endpoints.release(place.endpointId, answer?.latencyMs, this.limits.slotLimit(place.endpointId));
     this.limits.ended(place.endpointId);
     this.organizations.release(organizationId);
