@@ -7,8 +7,9 @@
  *
  * Measured from the delivery log (each attempt's `in_flight_limit` and start) and the receiver
  * (requests at once, sampled every 50 ms): how soon the limit reached maxInFlight after the
- * commit; the limit when the receiver slowed; how soon after that an attempt started under half
- * of it, and under the floor of 1; the most requests the receiver had at once before and two
+ * commit; the limit when the receiver slowed; how soon after that an attempt started under a
+ * lower limit, under half of it, and under the start limit (the service's default of 10, which
+ * latency alone never goes below); the most requests the receiver had at once before and two
  * seconds after it slowed; attempts that timed out or failed; how long the rest took.
  *
  * Options: BENCH_ADAPTIVE_EVENTS (4000), BENCH_ADAPTIVE_SLOW_MS (200), BENCH_DATABASE_BASE_URL,
@@ -35,6 +36,8 @@ const env = process.env;
 const EVENTS = Number(env.BENCH_ADAPTIVE_EVENTS ?? 4000);
 const SLOW_MS = Number(env.BENCH_ADAPTIVE_SLOW_MS ?? 200);
 const MAX_IN_FLIGHT = 200;
+/** Where the limit starts, and as low as latency alone takes it: the service's default in-flight limit. */
+const START_LIMIT = 10;
 const RUN_ID = `${Date.now().toString(36)}${process.pid}`;
 const OPERATOR_KEY = randomBytes(24).toString('hex');
 const KEY = randomBytes(32).toString('base64');
@@ -208,14 +211,19 @@ async function main(): Promise<void> {
         firstAt((a) => a.limit === MAX_IN_FLIGHT),
       ),
       limitWhenSlowed,
+      loweredAfterSlowingS: seconds(
+        slowedAt,
+        firstAt((a) => a.at >= slowedAt && (a.limit ?? Infinity) < limitWhenSlowed),
+      ),
       halvedAfterSlowingS: seconds(
         slowedAt,
         firstAt((a) => a.at >= slowedAt && (a.limit ?? Infinity) <= limitWhenSlowed / 2),
       ),
-      floorAfterSlowingS: seconds(
+      startLimitAfterSlowingS: seconds(
         slowedAt,
-        firstAt((a) => a.at >= slowedAt && a.limit === 1),
+        firstAt((a) => a.at >= slowedAt && a.limit === START_LIMIT),
       ),
+      limitAtEnd: attempts.at(-1)?.limit ?? null,
       receiverMostAtOnce: {
         beforeSlowing: mostAtOnce(committedAt, slowedAt),
         twoToFourSecondsAfter: mostAtOnce(slowedAt + 2000, slowedAt + 4000),

@@ -10,19 +10,25 @@ import type { AttemptOutcome } from './webhook-sender';
 
 /**
  * A window's mean latency this much above the smoothed minimum still counts as holding.
- * Latencies are measured by the sending worker, whose own event-loop delays count in them: a
- * worker busy with a burst answered by a 1 ms receiver measured p50 17-28 ms and p99 up to 228 ms
- * (load 4-5 on 2 cores). Windows' means and this margin keep that from reading as the receiver
- * slowing.
+ * Latencies are measured by the sending worker: its own event-loop delay is taken off each, but
+ * a worker, a database and a receiver sharing two busy cores still read a 1 ms receiver at
+ * 50-250 ms in a chain backfill's first seconds. Windows' means and this margin keep that from
+ * reading as the receiver slowing; a receiver that goes from 1 ms to 200 ms still does.
  */
-export const LATENCY_SLACK_MS = 50;
+export const LATENCY_SLACK_MS = 100;
 /**
  * How far the smoothed minimum moves towards a window's mean latency when that is slower: a
  * lasting change becomes the new normal after some 14 windows.
  */
 export const BASELINE_DRIFT = 0.05;
-/** The multiplicative decrease. */
+/** The multiplicative decrease on an overload answer (429, 503, a timeout, a network error): the receiver said it has too much. */
 export const DECREASE_FACTOR = 0.5;
+/**
+ * The multiplicative decrease on latency alone, gentler (as Netflix's concurrency-limits back off
+ * by 0.9 on latency): a receiver sharing a busy host reads slower in bursts without being
+ * overloaded, and each cut is climbed back one per window.
+ */
+export const LATENCY_DECREASE_FACTOR = 0.8;
 /** Successful answers judged together: the limit's worth (one round trip), at most this many. */
 export const MAX_WINDOW_ANSWERS = 50;
 
@@ -97,9 +103,9 @@ export function isOverload(answer: JudgedAnswer): boolean {
   return answer.outcome === 'timeout' || answer.outcome === 'network_error' || answer.status === 429 || answer.status === 503;
 }
 
-/** The multiplicative decrease: half the limit the attempt started under, at least `floor` (1 unless given). */
-export function decreasedLimit(limit: number, floor = 1): number {
-  return Math.max(1, floor, Math.floor(limit * DECREASE_FACTOR));
+/** The multiplicative decrease: `factor` (half unless given) of the limit the attempt started under, at least `floor` (1 unless given). */
+export function decreasedLimit(limit: number, floor = 1, factor = DECREASE_FACTOR): number {
+  return Math.max(1, floor, Math.floor(limit * factor));
 }
 
 /** How many successful answers make a window, for an attempt started under `limit`. */
@@ -140,7 +146,7 @@ export function afterAnswer(seen: AnswersSeen, answer: JudgedAnswer, atStart: Li
   if (slow) {
     const change: LimitChange =
       closed.slowWindows >= SLOW_WINDOWS_TO_CUT && atStart.limit > atStart.floor
-        ? { kind: 'cut', to: decreasedLimit(atStart.limit, atStart.floor) }
+        ? { kind: 'cut', to: decreasedLimit(atStart.limit, atStart.floor, LATENCY_DECREASE_FACTOR) }
         : { kind: 'none' };
     return { seen: closed, change };
   }
