@@ -130,7 +130,7 @@ describe('concurrency that adapts per endpoint', () => {
     const fast = await createWallets(t, org, 40, 'fast');
     await receiver.waitFor((r) => at(r).length >= fast.length);
     slow = true;
-    const slowed = await createWallets(t, org, 80, 'slow');
+    const slowed = await createWallets(t, org, 120, 'slow');
     const log = await waitUntil(
       () => logOf(t, org, endpoint.id),
       (webhooks) => webhooks.length === fast.length + slowed.length && webhooks.every((w) => w.status === 'succeeded'),
@@ -144,8 +144,8 @@ describe('concurrency that adapts per endpoint', () => {
     // The first attempts started at the service's default of 10; quick answers raised it towards maxInFlight.
     expect(Math.min(...limits(fast))).toBe(10);
     expect(Math.max(...limits(fast.concat(slowed)))).toBeGreaterThan(10);
-    // Once it slowed, later attempts started under a lower limit: back to the default, which
-    // latency alone never goes below (only refusals and timeouts do).
+    // Once it slowed, later attempts started under a lower limit, a fifth less per round trip, back
+    // to the default, which latency alone never goes below (only refusals and timeouts do).
     expect(Math.min(...limits(slowed))).toBe(10);
     expect(await limitInMetrics(t, endpoint.id)).toBe(10);
     await t.http().delete(`${ENDPOINTS_PATH}/${endpoint.id}`).set(bearer(org.adminKey)).expect(204);

@@ -18,7 +18,11 @@ const answer = (outcome: AttemptOutcome, status: number | null, latencyMs: numbe
 const ok = (latencyMs: number) => answer('success', 200, latencyMs);
 
 /** Feeds answers to attempts all started under `atStart`; the changes they make and what is seen after. */
-function feed(seen: AnswersSeen, answers: ReturnType<typeof answer>[], atStart: { limit: number; threshold: number; inFlight: number; floor: number }) {
+function feed(
+  seen: AnswersSeen,
+  answers: ReturnType<typeof answer>[],
+  atStart: { limit: number; threshold: number; inFlight: number; floor: number },
+) {
   const changes: LimitChange[] = [];
   for (const a of answers) {
     const next = afterAnswer(seen, a, atStart);

@@ -32,6 +32,8 @@ const WARN_EVERY_MS = 10_000;
 /** An attempt's place under its endpoint's limit on this worker, and the limit as it started. */
 export interface InFlightPlace {
   endpointId: string;
+  /** Under the endpoint's shared, adaptive limit (it sets maxInFlight); else under the worker's fixed one. */
+  shared: boolean;
   maxInFlight: number;
   atStart: LimitAtStart;
   /** When it started, on Redis's clock as this worker reckons it. */
@@ -173,12 +175,26 @@ export class AdaptiveLimits {
     return grant ? this.usable(grant) : 0;
   }
 
+  /** Whether this worker holds a grant of the endpoint's limit (the endpoint sets maxInFlight, and a batch asked for it). */
+  shares(endpointId: string): boolean {
+    return this.grants.has(endpointId);
+  }
+
+  /**
+   * The endpoint no longer sets maxInFlight: this worker forgets its grant at once (what Redis
+   * records of it lapses with the grant's expiry), and the endpoint is back under the fixed limit.
+   */
+  drop(endpointId: string): void {
+    this.grants.delete(endpointId);
+  }
+
   /** An attempt took one of the endpoint's slots: the limit it starts under. Null when the worker has no grant on it. */
   started(endpointId: string): InFlightPlace | null {
     const grant = this.grants.get(endpointId);
     if (!grant) return null;
     return {
       endpointId,
+      shared: true,
       maxInFlight: grant.max,
       startedAt: Date.now() + this.offsetMs,
       atStart: {
