@@ -1817,11 +1817,12 @@ export interface components {
              */
             responseBody: string | null;
             /**
-             * @description The endpoint's adaptive in-flight limit when the attempt started: how many attempts, across
-             *     every worker, the endpoint was then allowed at once (between 1 and its `maxInFlight`; it
-             *     grows while the receiver's latency holds and halves when latency grows or it answers 429, 503,
-             *     times out or cannot be reached). Null when the attempt made no request, is still under way,
-             *     or was recorded before limits adapted.
+             * @description The endpoint's in-flight limit when the attempt started. For an endpoint with `maxInFlight`:
+             *     its adaptive limit, how many attempts, across every worker, it was then allowed at once
+             *     (between 1 and its `maxInFlight`; it grows while the receiver's latency holds, falls when
+             *     latency grows or it answers 429 or 503, times out or cannot be reached). For one without: the
+             *     fixed limit per worker process (WEBHOOK_PER_RECEIVER_CONCURRENCY). Null when the attempt made
+             *     no request, is still under way, or was recorded before limits adapted.
              * @example 10
              */
             inFlightLimit: number | null;
@@ -2139,9 +2140,10 @@ export interface components {
              */
             rateLimitPerSecond: number | null;
             /**
-             * @description The most attempts in flight at once to the endpoint, across every worker; null: the service's
-             *     default (WEBHOOK_PER_RECEIVER_CONCURRENCY, 10). The limit in force adapts within it to the
-             *     receiver's latency and answers; each attempt in the delivery log shows it as `inFlightLimit`.
+             * @description The most attempts in flight at once to the endpoint, across every worker; the limit in force
+             *     adapts within it to the receiver's latency and answers. Null: the service's fixed
+             *     WEBHOOK_PER_RECEIVER_CONCURRENCY (10) per worker process. Each attempt in the delivery log
+             *     shows the limit it started under as `inFlightLimit`.
              * @example null
              */
             maxInFlight: number | null;
@@ -2336,10 +2338,12 @@ export interface components {
             rateLimitPerSecond?: number | null;
             /**
              * @description At most this many attempts to this endpoint are in flight at once, across every worker: an
-             *     integer from 1 to 1,000. Null (the default) is the service's WEBHOOK_PER_RECEIVER_CONCURRENCY
-             *     (10). Within it the limit adapts: it grows while the receiver's latency holds and halves when
-             *     latency grows or the receiver answers 429 or 503, times out or cannot be reached. Each
-             *     attempt in the delivery log shows the limit it started under (`inFlightLimit`).
+             *     integer from 1 to 1,000. Within it the limit adapts: it starts at 10 (or this, if lower),
+             *     grows while the receiver's latency holds, falls by a fifth when latency grows (never below
+             *     where it started) and halves, down to 1, when the receiver answers 429 or 503, times out or
+             *     cannot be reached. Null (the default): the service's fixed WEBHOOK_PER_RECEIVER_CONCURRENCY
+             *     (10) per worker process, which does not adapt. Each attempt in the delivery log shows the
+             *     limit it started under (`inFlightLimit`).
              * @example 50
              */
             maxInFlight?: number | null;
@@ -2455,9 +2459,10 @@ export interface components {
              */
             rateLimitPerSecond: number | null;
             /**
-             * @description The most attempts in flight at once to the endpoint, across every worker; null: the service's
-             *     default (WEBHOOK_PER_RECEIVER_CONCURRENCY, 10). The limit in force adapts within it to the
-             *     receiver's latency and answers; each attempt in the delivery log shows it as `inFlightLimit`.
+             * @description The most attempts in flight at once to the endpoint, across every worker; the limit in force
+             *     adapts within it to the receiver's latency and answers. Null: the service's fixed
+             *     WEBHOOK_PER_RECEIVER_CONCURRENCY (10) per worker process. Each attempt in the delivery log
+             *     shows the limit it started under as `inFlightLimit`.
              * @example null
              */
             maxInFlight: number | null;
@@ -2630,10 +2635,12 @@ export interface components {
             rateLimitPerSecond?: number | null;
             /**
              * @description At most this many attempts to this endpoint are in flight at once, across every worker: an
-             *     integer from 1 to 1,000. Null (the default) is the service's WEBHOOK_PER_RECEIVER_CONCURRENCY
-             *     (10). Within it the limit adapts: it grows while the receiver's latency holds and halves when
-             *     latency grows or the receiver answers 429 or 503, times out or cannot be reached. Each
-             *     attempt in the delivery log shows the limit it started under (`inFlightLimit`).
+             *     integer from 1 to 1,000. Within it the limit adapts: it starts at 10 (or this, if lower),
+             *     grows while the receiver's latency holds, falls by a fifth when latency grows (never below
+             *     where it started) and halves, down to 1, when the receiver answers 429 or 503, times out or
+             *     cannot be reached. Null (the default): the service's fixed WEBHOOK_PER_RECEIVER_CONCURRENCY
+             *     (10) per worker process, which does not adapt. Each attempt in the delivery log shows the
+             *     limit it started under (`inFlightLimit`).
              * @example 50
              */
             maxInFlight?: number | null;

@@ -249,10 +249,12 @@ class WebhookEndpointFields {
 
   /**
    * At most this many attempts to this endpoint are in flight at once, across every worker: an
-   * integer from 1 to 1,000. Null (the default) is the service's WEBHOOK_PER_RECEIVER_CONCURRENCY
-   * (10). Within it the limit adapts: it grows while the receiver's latency holds and halves when
-   * latency grows or the receiver answers 429 or 503, times out or cannot be reached. Each
-   * attempt in the delivery log shows the limit it started under (`inFlightLimit`).
+   * integer from 1 to 1,000. Within it the limit adapts: it starts at 10 (or this, if lower),
+   * grows while the receiver's latency holds, falls by a fifth when latency grows (never below
+   * where it started) and halves, down to 1, when the receiver answers 429 or 503, times out or
+   * cannot be reached. Null (the default): the service's fixed WEBHOOK_PER_RECEIVER_CONCURRENCY
+   * (10) per worker process, which does not adapt. Each attempt in the delivery log shows the
+   * limit it started under (`inFlightLimit`).
    */
   @ApiPropertyOptional({ type: 'integer', minimum: MIN_MAX_IN_FLIGHT, maximum: MAX_MAX_IN_FLIGHT, nullable: true, example: 50 })
   @ValidateIf(presentAndNotNull('maxInFlight'))

@@ -90,9 +90,10 @@ export class WebhookEndpointDto {
   rateLimitPerSecond: number | null;
 
   /**
-   * The most attempts in flight at once to the endpoint, across every worker; null: the service's
-   * default (WEBHOOK_PER_RECEIVER_CONCURRENCY, 10). The limit in force adapts within it to the
-   * receiver's latency and answers; each attempt in the delivery log shows it as `inFlightLimit`.
+   * The most attempts in flight at once to the endpoint, across every worker; the limit in force
+   * adapts within it to the receiver's latency and answers. Null: the service's fixed
+   * WEBHOOK_PER_RECEIVER_CONCURRENCY (10) per worker process. Each attempt in the delivery log
+   * shows the limit it started under as `inFlightLimit`.
    */
   @ApiProperty({ type: 'integer', nullable: true, minimum: 1, maximum: 1000, example: null })
   maxInFlight: number | null;

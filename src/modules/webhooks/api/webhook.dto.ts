@@ -169,11 +169,12 @@ export class WebhookAttemptDto {
   @ApiProperty({ type: String, nullable: true, maxLength: 1024 })
   responseBody: string | null;
   /**
-   * The endpoint's adaptive in-flight limit when the attempt started: how many attempts, across
-   * every worker, the endpoint was then allowed at once (between 1 and its `maxInFlight`; it
-   * grows while the receiver's latency holds and halves when latency grows or it answers 429, 503,
-   * times out or cannot be reached). Null when the attempt made no request, is still under way,
-   * or was recorded before limits adapted.
+   * The endpoint's in-flight limit when the attempt started. For an endpoint with `maxInFlight`:
+   * its adaptive limit, how many attempts, across every worker, it was then allowed at once
+   * (between 1 and its `maxInFlight`; it grows while the receiver's latency holds, falls when
+   * latency grows or it answers 429 or 503, times out or cannot be reached). For one without: the
+   * fixed limit per worker process (WEBHOOK_PER_RECEIVER_CONCURRENCY). Null when the attempt made
+   * no request, is still under way, or was recorded before limits adapted.
    */
   @ApiProperty({ type: 'integer', nullable: true, minimum: 1, maximum: 1000, example: 10 })
   inFlightLimit: number | null;

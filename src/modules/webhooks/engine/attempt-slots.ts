@@ -90,9 +90,9 @@ export class AttemptSlots implements OnModuleDestroy {
    * How many of this worker's attempts may be in flight to the endpoint now: within its grant of
    * the shared, adaptive limit when it sets maxInFlight; else the service's fixed
    * WEBHOOK_PER_RECEIVER_CONCURRENCY per worker, with no Redis call at all. Sharing and adapting
-   * cost a worker a grant per batch: measured on one worker, every endpoint under it delivered a
-   * 20,000-webhook burst at 1,754/s against 2,800-3,400/s, and a first fan-out burst to three new
-   * endpoints at 794/s, so an endpoint opts in by setting maxInFlight.
+   * cost a worker a grant per batch: with every endpoint under it, one worker delivered a
+   * 20,000-webhook burst at 1,754/s against 1,944/s, and a first fan-out burst to three new
+   * endpoints at 794/s against 2,141/s, so an endpoint opts in by setting maxInFlight.
    */
   private endpointLimit(endpointId: string, forAdmission: boolean): number {
     if (!this.limits.shares(endpointId)) return this.config.webhook.perReceiverConcurrency;
