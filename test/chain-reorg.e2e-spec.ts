@@ -12,6 +12,7 @@ import {
 } from './support/chain-fixture';
 import { TestReceiver, waitUntil } from './support/receiver';
 import { TestApp } from './support/test-app';
+import { WEBHOOKS_PATH } from './support/webhooks';
 import { bearer } from './support/factories';
 
 // Blocks that stop being canonical: what the follower applied from them is reverted (newest
@@ -180,7 +181,17 @@ describe('Following a chain: confirmations', () => {
 
     // The third block on top: applied, and only the canonical mint is recorded.
     await chain.mine(1);
-    await receiver.waitFor((r) => r.filter(isTransactionEvent(org.id)).length === 1);
+    await receiver
+      .waitFor((r) => r.filter(isTransactionEvent(org.id)).length === 1)
+      .catch(async (error: Error) => {
+        // This wait has failed in a loaded landing run with nothing at all received, and not since
+        // here: say where the mint stopped (not applied, not judged, or not delivered).
+        const seen = {
+          figures: await chainFigures(t, chain.chainId),
+          webhooks: (await t.http().get(`${WEBHOOKS_PATH}?pageSize=20`).set(bearer(org.adminKey))).body,
+        };
+        throw new Error(`${error.message}; then ${JSON.stringify(seen)}`);
+      });
     const [recorded] = await transactionsFromWebhooks(t, org, receiver);
     expect(recorded.chain).toMatchObject({ blockNumber: mintBlock, transactionHash: mint.transactionHash });
     await waitUntil(
